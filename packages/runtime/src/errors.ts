@@ -1,0 +1,80 @@
+import createError from '@fastify/error'
+
+// Every error the runtime throws or reports. Codes are stable and never reused;
+// errors that cross a thread boundary are matched by `code`, not by class.
+
+export const SPINDLE_RUNTIME_INVALID_OPTION = createError(
+  'SPINDLE_RUNTIME_INVALID_OPTION',
+  '%s',
+  500,
+  TypeError,
+)
+
+export const SPINDLE_RUNTIME_APP_NOT_FOUND = createError(
+  'SPINDLE_RUNTIME_APP_NOT_FOUND',
+  'Cannot find the app module %s',
+)
+
+export const SPINDLE_RUNTIME_APP_INVALID = createError(
+  'SPINDLE_RUNTIME_APP_INVALID',
+  'The app module %s must export a Fastify plugin as its default export (got %s)',
+  500,
+  TypeError,
+)
+
+export const SPINDLE_RUNTIME_WORKER_START_FAILED = createError(
+  'SPINDLE_RUNTIME_WORKER_START_FAILED',
+  'Worker %d failed to start: %s',
+)
+
+export const SPINDLE_RUNTIME_START_TIMEOUT = createError(
+  'SPINDLE_RUNTIME_START_TIMEOUT',
+  'Worker %d did not start listening within startTimeout (%d ms)',
+)
+
+export const SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED = createError(
+  'SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED',
+  'SO_REUSEPORT listeners need Linux and Node.js >= 22.12 (this is %s, Node.js %s)',
+)
+
+export const SPINDLE_RUNTIME_NODE_TOO_OLD = createError(
+  'SPINDLE_RUNTIME_NODE_TOO_OLD',
+  'Spindle needs Node.js >= 22.22.0 (this is %s)',
+)
+
+export const SPINDLE_RUNTIME_CONFIG_LOAD_FAILED = createError(
+  'SPINDLE_RUNTIME_CONFIG_LOAD_FAILED',
+  'Cannot load the config file %s: %s',
+)
+
+export const SPINDLE_RUNTIME_CLOSED = createError(
+  'SPINDLE_RUNTIME_CLOSED',
+  'The server is closed',
+)
+
+export const SPINDLE_RUNTIME_PORT_IN_USE = createError(
+  'SPINDLE_RUNTIME_PORT_IN_USE',
+  'Cannot listen on %s:%d: the address is in use by a socket without SO_REUSEPORT (another server?)',
+)
+
+export const SPINDLE_RUNTIME_CLI_USAGE = createError(
+  'SPINDLE_RUNTIME_CLI_USAGE',
+  '%s',
+  500,
+  TypeError,
+)
+
+/** Every runtime error constructor, keyed by code (used by the docs test). */
+export const errorCodes = {
+  SPINDLE_RUNTIME_INVALID_OPTION,
+  SPINDLE_RUNTIME_APP_NOT_FOUND,
+  SPINDLE_RUNTIME_APP_INVALID,
+  SPINDLE_RUNTIME_WORKER_START_FAILED,
+  SPINDLE_RUNTIME_START_TIMEOUT,
+  SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED,
+  SPINDLE_RUNTIME_NODE_TOO_OLD,
+  SPINDLE_RUNTIME_CONFIG_LOAD_FAILED,
+  SPINDLE_RUNTIME_CLOSED,
+  SPINDLE_RUNTIME_PORT_IN_USE,
+  SPINDLE_RUNTIME_CLI_USAGE,
+} as const

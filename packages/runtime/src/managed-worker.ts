@@ -1,0 +1,171 @@
+import { EventEmitter, once } from 'node:events'
+import type { EventLoopUtilization } from 'node:perf_hooks'
+import { Worker } from 'node:worker_threads'
+import { SPINDLE_RUNTIME_START_TIMEOUT, SPINDLE_RUNTIME_WORKER_START_FAILED } from './errors.ts'
+import type { ResolvedOptions } from './options.ts'
+import {
+  PHASE_STARTING, STATUS_BYTES, STATUS_HEARTBEAT, STATUS_INFLIGHT, STATUS_PHASE, STATUS_REQUESTS,
+  deserializeError, type SupervisorMessage, type WorkerData, type WorkerMessage,
+} from './protocol.ts'
+
+const WORKER_ENTRY = new URL('./worker.js', import.meta.url)
+
+/** One worker thread: spawned, watched through its status block, drained or terminated. */
+export class ManagedWorker extends EventEmitter {
+  readonly id: number
+  readonly generation: number
+  readonly thread: Worker
+  readonly startedAt = Date.now()
+  readonly #status: Int32Array
+  #lastBeat = -1
+  #lastBeatAt = Date.now()
+  #eluPrev: EventLoopUtilization | undefined
+  #elu = 0
+  #heap: { used: number, limit: number } | undefined
+  #heapPending = false
+  #exited = false
+  exitCode: number | undefined
+  port: number | undefined
+  /** Why the supervisor is taking this worker down (undefined while it serves). */
+  retiring: string | undefined
+
+  constructor (id: number, generation: number, port: number, opts: ResolvedOptions) {
+    super()
+    this.id = id
+    this.generation = generation
+    const status = new SharedArrayBuffer(STATUS_BYTES)
+    this.#status = new Int32Array(status)
+    Atomics.store(this.#status, STATUS_PHASE, PHASE_STARTING)
+    const data: WorkerData = {
+      kind: 'spindle-worker',
+      id,
+      generation,
+      appPath: opts.appPath,
+      appOptions: opts.appOptions,
+      host: opts.host,
+      port,
+      status,
+      shared: opts.shared,
+    }
+    this.thread = new Worker(WORKER_ENTRY, {
+      workerData: data,
+      name: `spindle-worker-${id}`,
+      env: { ...process.env, ...opts.env },
+      ...(opts.maxHeapMb ? { resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb } } : {}),
+    })
+    this.thread.on('message', (msg: WorkerMessage) => this.emit('worker-message', msg))
+    this.thread.on('error', (err) => this.emit('worker-error', err))
+    this.thread.once('exit', (code) => {
+      this.#exited = true
+      this.exitCode = code
+      this.emit('exit', code)
+    })
+  }
+
+  get exited (): boolean { return this.#exited }
+  get inflight (): number { return Atomics.load(this.#status, STATUS_INFLIGHT) }
+  get requests (): number { return Atomics.load(this.#status, STATUS_REQUESTS) >>> 0 }
+  get phase (): number { return Atomics.load(this.#status, STATUS_PHASE) }
+  get elu (): number { return this.#elu }
+  get heap (): { used: number, limit: number } | undefined { return this.#heap }
+
+  /** Resolves with the bound port once the worker listens; rejects with the app's error. */
+  async listening (timeout: number): Promise<number> {
+    const ac = new AbortController()
+    const timer = setTimeout(() => ac.abort(), timeout)
+    try {
+      return await new Promise<number>((resolve, reject) => {
+        const onMessage = (msg: WorkerMessage): void => {
+          if (msg.type === 'listening') { this.port = msg.port; resolve(msg.port) }
+          if (msg.type === 'start-failed') {
+            const cause = deserializeError(msg.error)
+            reject(new SPINDLE_RUNTIME_WORKER_START_FAILED(this.id, cause.message, { cause }))
+          }
+        }
+        const onError = (err: Error): void => {
+          reject(new SPINDLE_RUNTIME_WORKER_START_FAILED(this.id, err.message, { cause: err }))
+        }
+        const onExit = (code: number): void => {
+          reject(new SPINDLE_RUNTIME_WORKER_START_FAILED(this.id, `the thread exited with code ${code}`))
+        }
+        ac.signal.addEventListener('abort', () => reject(new SPINDLE_RUNTIME_START_TIMEOUT(this.id, timeout)))
+        this.on('worker-message', onMessage)
+        this.once('worker-error', onError)
+        this.once('exit', onExit)
+        ac.signal.addEventListener('abort', () => {
+          this.off('worker-message', onMessage)
+          this.off('worker-error', onError)
+          this.off('exit', onExit)
+        })
+      })
+    } finally {
+      clearTimeout(timer)
+      ac.abort()
+    }
+  }
+
+  /**
+   * Reads the heartbeat and utilization from outside the worker's event loop and returns
+   * how long the loop has been silent.
+   */
+  sample (now: number): number {
+    const beat = Atomics.load(this.#status, STATUS_HEARTBEAT)
+    if (beat !== this.#lastBeat) {
+      this.#lastBeat = beat
+      this.#lastBeatAt = now
+    }
+    const perf = this.thread.performance
+    const current = perf.eventLoopUtilization()
+    this.#elu = this.#eluPrev ? perf.eventLoopUtilization(current, this.#eluPrev).utilization : current.utilization
+    this.#eluPrev = current
+    return now - this.#lastBeatAt
+  }
+
+  /** Refreshes heap statistics in the background (the call needs the worker's isolate). */
+  refreshHeap (): void {
+    const thread = this.thread as Worker & { getHeapStatistics?: () => Promise<{ used_heap_size: number, heap_size_limit: number }> }
+    if (this.#heapPending || this.#exited || typeof thread.getHeapStatistics !== 'function') return
+    this.#heapPending = true
+    thread.getHeapStatistics().then((s) => {
+      this.#heap = { used: s.used_heap_size, limit: s.heap_size_limit }
+    }, () => {}).finally(() => { this.#heapPending = false })
+  }
+
+  /** Asks the worker to drain and waits for its thread to end; terminates it past the deadline. */
+  async drain (timeout: number, exitGrace = 1000): Promise<{ unfinished: number, terminated: boolean }> {
+    if (this.#exited) return { unfinished: 0, terminated: false }
+    let unfinished = 0
+    const onMessage = (msg: WorkerMessage): void => {
+      if (msg.type === 'drained') unfinished = msg.unfinished
+    }
+    this.on('worker-message', onMessage)
+    this.#post({ type: 'drain', timeout })
+    const exited = await this.#waitExit(timeout + exitGrace)
+    this.off('worker-message', onMessage)
+    if (!exited) await this.terminate()
+    return { unfinished, terminated: !exited }
+  }
+
+  async terminate (): Promise<void> {
+    if (this.#exited) return
+    await this.thread.terminate()
+  }
+
+  async #waitExit (timeout: number): Promise<boolean> {
+    if (this.#exited) return true
+    const ac = new AbortController()
+    const timer = setTimeout(() => ac.abort(), timeout)
+    try {
+      await once(this, 'exit', { signal: ac.signal })
+      return true
+    } catch {
+      return this.#exited
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  #post (message: SupervisorMessage): void {
+    try { this.thread.postMessage(message) } catch { /* the thread is gone */ }
+  }
+}

@@ -1,0 +1,243 @@
+import { isAbsolute, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { defaultWorkerCount } from './cpus.ts'
+import { SPINDLE_RUNTIME_INVALID_OPTION } from './errors.ts'
+import { silentLogger, type SupervisorLogger } from './logger.ts'
+
+/** A handler on the control server (main thread). It must never block. */
+export type ControlHandler = (req: IncomingMessage, res: ServerResponse) => void
+
+export interface ServeOptions {
+  /** The app module: a path (relative to `cwd`) or file URL. Its default export is a Fastify plugin. */
+  app: string | URL
+  /** Options passed to the app plugin when it is registered. Must be structured-cloneable. */
+  appOptions?: Record<string, unknown>
+  /** Worker threads. Default: the container's CPU quota, else the available cores. */
+  workers?: number
+  /** Port every worker listens on (SO_REUSEPORT). 0 picks a free port. Default 3000. */
+  port?: number
+  /** Host every worker listens on. Default '0.0.0.0'. */
+  host?: string
+  /** Port of the control server (/healthz, /readyz, /status, /metrics); false disables it. Default 9091. */
+  controlPort?: number | false
+  /** Host of the control server. Default '127.0.0.1' (use '0.0.0.0' for Kubernetes probes). */
+  controlHost?: string
+  /** Longest time to finish in-flight requests when draining a worker or shutting down, in ms. Default 10000. */
+  shutdownTimeout?: number
+  /** Longest time a worker may take from spawn to listening, in ms. Default 60000. */
+  startTimeout?: number
+  /** A worker whose event loop has not ticked for this long counts as not ready, in ms. Default 1000. */
+  heartbeatTimeout?: number
+  /** A worker whose event loop has not ticked for this long is replaced, in ms. Default 10000. */
+  stallTimeout?: number
+  /** A worker whose heap use passes this fraction of its heap limit is replaced. Default 0.9. */
+  heapLimitRatio?: number
+  /** Old-generation heap limit of each worker in MB (Worker resourceLimits). Default: V8's. */
+  maxHeapMb?: number
+  /** Ready workers needed for /readyz to answer 200. Default: half the workers, rounded up. */
+  minReadyWorkers?: number
+  /** First restart delay after a crash, in ms; doubles per consecutive crash. Default 100. */
+  restartDelay?: number
+  /** Longest restart delay, in ms. Default 10000. */
+  maxRestartDelay?: number
+  /** Install SIGTERM/SIGINT (graceful shutdown) and SIGHUP (rolling restart) handlers. Default true. */
+  handleSignals?: boolean
+  /** Exit the process after a signal-triggered shutdown. Default: same as handleSignals. */
+  exitOnShutdown?: boolean
+  /** Directory relative paths are resolved from. Default process.cwd(). */
+  cwd?: string
+  /** Extra environment variables for the workers (on top of process.env). */
+  env?: Record<string, string>
+  /**
+   * Resources created once in the main thread and handed to every worker, restarted ones
+   * included (e.g. a SharedArrayBuffer). Read them in a worker with `getSharedResource(name)`.
+   */
+  shared?: Record<string, unknown>
+  /** Extra control-server routes, keyed 'METHOD /path'. */
+  controlRoutes?: Record<string, ControlHandler>
+  /** How connections reach workers. Only 'reuseport' exists today. */
+  mode?: 'reuseport'
+  /** Where supervisor events go (pino-compatible). Default: silent. */
+  logger?: SupervisorLogger
+}
+
+export interface ResolvedOptions {
+  readonly appPath: string
+  readonly appOptions: Record<string, unknown>
+  readonly workers: number
+  readonly port: number
+  readonly host: string
+  readonly controlPort: number | false
+  readonly controlHost: string
+  readonly shutdownTimeout: number
+  readonly startTimeout: number
+  readonly heartbeatTimeout: number
+  readonly stallTimeout: number
+  readonly heapLimitRatio: number
+  readonly maxHeapMb: number | undefined
+  readonly minReadyWorkers: number
+  readonly restartDelay: number
+  readonly maxRestartDelay: number
+  readonly handleSignals: boolean
+  readonly exitOnShutdown: boolean
+  readonly env: Readonly<Record<string, string>>
+  readonly shared: Readonly<Record<string, unknown>>
+  readonly controlRoutes: Readonly<Record<string, ControlHandler>>
+  readonly mode: 'reuseport'
+  readonly logger: SupervisorLogger
+}
+
+const KNOWN = new Set([
+  'app', 'appOptions', 'workers', 'port', 'host', 'controlPort', 'controlHost', 'shutdownTimeout',
+  'startTimeout', 'heartbeatTimeout', 'stallTimeout', 'heapLimitRatio', 'maxHeapMb', 'minReadyWorkers',
+  'restartDelay', 'maxRestartDelay', 'handleSignals', 'exitOnShutdown', 'cwd', 'env', 'shared',
+  'controlRoutes', 'mode', 'logger',
+])
+
+function fail (message: string): never {
+  throw new SPINDLE_RUNTIME_INVALID_OPTION(message)
+}
+
+function show (value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value)
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value)
+  return typeof value
+}
+
+function positiveInt (name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    fail(`${name} must be a positive integer, got ${show(value)}`)
+  }
+  return value
+}
+
+function duration (name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    fail(`${name} must be a positive number of milliseconds, got ${show(value)}`)
+  }
+  return value
+}
+
+function portNumber (name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65535) {
+    fail(`${name} must be an integer from 0 to 65535, got ${show(value)}`)
+  }
+  return value
+}
+
+function hostName (name: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback
+  if (typeof value !== 'string' || value.length === 0) fail(`${name} must be a non-empty string, got ${show(value)}`)
+  return value
+}
+
+function plainObject (name: string, value: unknown): Record<string, unknown> {
+  if (value === undefined) return {}
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail(`${name} must be an object, got ${show(value)}`)
+  }
+  return { ...(value as Record<string, unknown>) }
+}
+
+/** Checks every option, fills defaults, and returns a frozen copy. Throws SPINDLE_RUNTIME_INVALID_OPTION. */
+export function resolveOptions (input: ServeOptions): ResolvedOptions {
+  if (typeof input !== 'object' || input === null) fail(`options must be an object, got ${show(input)}`)
+  for (const key of Object.keys(input)) {
+    if (!KNOWN.has(key)) fail(`unknown option ${JSON.stringify(key)}`)
+  }
+
+  const cwd = input.cwd === undefined ? process.cwd() : hostName('cwd', input.cwd, '')
+  let appPath: string
+  if (input.app instanceof URL) {
+    if (input.app.protocol !== 'file:') fail(`app must be a path or a file: URL, got ${input.app.href}`)
+    appPath = fileURLToPath(input.app)
+  } else if (typeof input.app === 'string' && input.app.length > 0) {
+    appPath = input.app.startsWith('file:') ? fileURLToPath(input.app) : (isAbsolute(input.app) ? input.app : resolve(cwd, input.app))
+  } else {
+    fail(`app must be the path of a module whose default export is a Fastify plugin, got ${show(input.app)}`)
+  }
+
+  const workers = positiveInt('workers', input.workers, defaultWorkerCount())
+  if (workers > 1024) fail(`workers must be at most 1024, got ${workers}`)
+
+  let controlPort: number | false = 9091
+  if (input.controlPort === false) controlPort = false
+  else controlPort = portNumber('controlPort', input.controlPort, 9091)
+
+  const heapLimitRatio = input.heapLimitRatio ?? 0.9
+  if (typeof heapLimitRatio !== 'number' || !(heapLimitRatio > 0 && heapLimitRatio <= 1)) {
+    fail(`heapLimitRatio must be a number above 0 and at most 1, got ${show(heapLimitRatio)}`)
+  }
+
+  const maxHeapMb = input.maxHeapMb === undefined ? undefined : positiveInt('maxHeapMb', input.maxHeapMb, 0)
+
+  const minReadyWorkers = positiveInt('minReadyWorkers', input.minReadyWorkers, Math.ceil(workers / 2))
+  if (minReadyWorkers > workers) fail(`minReadyWorkers must be at most workers (${workers}), got ${minReadyWorkers}`)
+
+  const heartbeatTimeout = duration('heartbeatTimeout', input.heartbeatTimeout, 1000)
+  const stallTimeout = duration('stallTimeout', input.stallTimeout, 10_000)
+  if (stallTimeout < heartbeatTimeout) {
+    fail(`stallTimeout (${stallTimeout}) must be at least heartbeatTimeout (${heartbeatTimeout})`)
+  }
+
+  const restartDelay = duration('restartDelay', input.restartDelay, 100)
+  const maxRestartDelay = duration('maxRestartDelay', input.maxRestartDelay, 10_000)
+  if (maxRestartDelay < restartDelay) {
+    fail(`maxRestartDelay (${maxRestartDelay}) must be at least restartDelay (${restartDelay})`)
+  }
+
+  for (const name of ['handleSignals', 'exitOnShutdown'] as const) {
+    if (input[name] !== undefined && typeof input[name] !== 'boolean') fail(`${name} must be a boolean, got ${show(input[name])}`)
+  }
+  const handleSignals = input.handleSignals ?? true
+
+  if (input.mode !== undefined && input.mode !== 'reuseport') {
+    fail(`mode must be 'reuseport' (the only mode available), got ${show(input.mode)}`)
+  }
+
+  const env = plainObject('env', input.env)
+  for (const [k, v] of Object.entries(env)) {
+    if (typeof v !== 'string') fail(`env.${k} must be a string, got ${show(v)}`)
+  }
+
+  const controlRoutes = plainObject('controlRoutes', input.controlRoutes)
+  for (const [k, v] of Object.entries(controlRoutes)) {
+    if (!/^[A-Z]+ \/\S*$/.test(k)) fail(`controlRoutes keys must look like 'GET /path', got ${JSON.stringify(k)}`)
+    if (typeof v !== 'function') fail(`controlRoutes[${JSON.stringify(k)}] must be a function, got ${show(v)}`)
+  }
+
+  const logger = input.logger ?? silentLogger
+  if (typeof logger.info !== 'function' || typeof logger.warn !== 'function' || typeof logger.error !== 'function') {
+    fail('logger must have info, warn and error methods')
+  }
+
+  return Object.freeze({
+    appPath,
+    appOptions: Object.freeze(plainObject('appOptions', input.appOptions)),
+    workers,
+    port: portNumber('port', input.port, 3000),
+    host: hostName('host', input.host, '0.0.0.0'),
+    controlPort,
+    controlHost: hostName('controlHost', input.controlHost, '127.0.0.1'),
+    shutdownTimeout: duration('shutdownTimeout', input.shutdownTimeout, 10_000),
+    startTimeout: duration('startTimeout', input.startTimeout, 60_000),
+    heartbeatTimeout,
+    stallTimeout,
+    heapLimitRatio,
+    maxHeapMb,
+    minReadyWorkers,
+    restartDelay,
+    maxRestartDelay,
+    handleSignals,
+    exitOnShutdown: input.exitOnShutdown ?? handleSignals,
+    env: Object.freeze(env as Record<string, string>),
+    shared: Object.freeze(plainObject('shared', input.shared)),
+    controlRoutes: Object.freeze(controlRoutes as Record<string, ControlHandler>),
+    mode: 'reuseport',
+    logger,
+  })
+}

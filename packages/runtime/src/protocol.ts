@@ -1,0 +1,67 @@
+// The contract between the supervisor (main thread) and a worker thread: what the worker
+// receives in workerData, the messages both sides send, and the layout of the small
+// shared-memory block the supervisor reads without the worker's event loop.
+
+/** Int32 slots of a worker's status block (one SharedArrayBuffer per worker). */
+export const STATUS_HEARTBEAT = 0 // incremented by the worker's event loop every HEARTBEAT_INTERVAL ms
+export const STATUS_INFLIGHT = 1 // requests received whose response has not closed yet
+export const STATUS_PHASE = 2 // one of the PHASE_* values
+export const STATUS_REQUESTS = 3 // requests received since start (wraps at 2^32)
+export const STATUS_SLOTS = 4
+export const STATUS_BYTES = STATUS_SLOTS * Int32Array.BYTES_PER_ELEMENT
+
+export const PHASE_STARTING = 0
+export const PHASE_LISTENING = 1
+export const PHASE_DRAINING = 2
+export const PHASE_CLOSED = 3
+
+/** How often a worker's event loop ticks its heartbeat. */
+export const HEARTBEAT_INTERVAL = 50
+
+export interface WorkerData {
+  readonly kind: 'spindle-worker'
+  readonly id: number
+  readonly generation: number
+  readonly appPath: string
+  readonly appOptions: Record<string, unknown>
+  readonly host: string
+  readonly port: number
+  readonly status: SharedArrayBuffer
+  readonly shared: Record<string, unknown>
+}
+
+export interface SerializedError {
+  name: string
+  message: string
+  code?: string
+  stack?: string
+}
+
+export type WorkerMessage =
+  | { type: 'listening', port: number, address: string }
+  | { type: 'start-failed', error: SerializedError }
+  | { type: 'drained', unfinished: number }
+
+export type SupervisorMessage =
+  | { type: 'drain', timeout: number }
+
+export function serializeError (err: unknown): SerializedError {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code
+    return {
+      name: err.name,
+      message: err.message,
+      ...(typeof code === 'string' ? { code } : {}),
+      ...(err.stack ? { stack: err.stack } : {}),
+    }
+  }
+  return { name: 'Error', message: String(err) }
+}
+
+export function deserializeError (data: SerializedError): Error {
+  const err = new Error(data.message)
+  err.name = data.name
+  if (data.stack) err.stack = data.stack
+  if (data.code) (err as Error & { code: string }).code = data.code
+  return err
+}

@@ -1,0 +1,159 @@
+import { connect } from 'node:net'
+import type { Server } from 'node:http'
+import { once } from 'node:events'
+import {
+  SPINDLE_RUNTIME_NODE_TOO_OLD, SPINDLE_RUNTIME_PORT_IN_USE, SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED,
+} from './errors.ts'
+import { createControlServer } from './control-server.ts'
+import { resolveOptions, type ResolvedOptions, type ServeOptions } from './options.ts'
+import { Supervisor, type WorkerStatus } from './supervisor.ts'
+
+export interface SpindleServer {
+  /** The port every worker listens on. */
+  readonly port: number
+  readonly host: string
+  /** A URL to reach the app (loopback when listening on every interface). */
+  readonly url: string
+  /** The control server's URL, or undefined when it is disabled. */
+  readonly controlUrl: string | undefined
+  readonly workers: number
+  /** Whether /readyz answers 200. */
+  ready (): boolean
+  status (): WorkerStatus[]
+  /** Replaces every worker, one at a time, with no downtime. */
+  restart (): Promise<void>
+  /** Readiness false at once, then drains every worker within shutdownTimeout. Idempotent. */
+  close (): Promise<void>
+}
+
+export function checkPlatform (): void {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number)
+  if (major < 22 || (major === 22 && minor < 22)) throw new SPINDLE_RUNTIME_NODE_TOO_OLD(process.version)
+  if (process.platform !== 'linux') throw new SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED(process.platform, process.versions.node)
+}
+
+function loopbackFor (host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1'
+  if (host === '::') return '::1'
+  return host
+}
+
+function urlFor (host: string, port: number): string {
+  const h = loopbackFor(host)
+  return `http://${h.includes(':') ? `[${h}]` : h}:${port}`
+}
+
+/**
+ * With SO_REUSEPORT a second server on the same port joins the first instead of failing,
+ * and silently takes half its traffic: refuse a port that already answers.
+ */
+async function assertPortFree (host: string, port: number): Promise<void> {
+  const answered = await new Promise<boolean>((resolve) => {
+    const socket = connect({ host: loopbackFor(host), port })
+    const done = (value: boolean): void => { socket.destroy(); resolve(value) }
+    socket.setTimeout(500, () => done(false))
+    socket.once('connect', () => done(true))
+    socket.once('error', () => done(false))
+  })
+  if (answered) throw new SPINDLE_RUNTIME_PORT_IN_USE(host, port)
+}
+
+/** Runs the app on `workers` threads that all listen on one port. Resolves when every worker listens. */
+export async function serve (options: ServeOptions): Promise<SpindleServer> {
+  checkPlatform()
+  const opts = resolveOptions(options)
+  if (opts.port !== 0) await assertPortFree(opts.host, opts.port)
+
+  const supervisor = new Supervisor(opts)
+  try {
+    await supervisor.start()
+  } catch (err) {
+    const cause = (err as Error & { cause?: { code?: string } }).cause
+    if (cause?.code === 'EADDRINUSE') throw new SPINDLE_RUNTIME_PORT_IN_USE(opts.host, opts.port, { cause: err })
+    throw err
+  }
+  const port = supervisor.port
+  const url = urlFor(opts.host, port)
+
+  let control: Server | undefined
+  let controlUrl: string | undefined
+  if (opts.controlPort !== false) {
+    control = createControlServer(supervisor, opts.controlRoutes, () => ({
+      pid: process.pid, url, workers: opts.workers, uptimeMs: Math.round(process.uptime() * 1000),
+    }))
+    try {
+      control.listen(opts.controlPort, opts.controlHost)
+      await once(control, 'listening')
+    } catch (err) {
+      await supervisor.close()
+      throw err
+    }
+    const address = control.address()
+    controlUrl = urlFor(opts.controlHost, typeof address === 'object' && address ? address.port : opts.controlPort)
+  }
+
+  let closing: Promise<void> | undefined
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      supervisor.beginShutdown()
+      const { unfinished } = await supervisor.close()
+      removeSignals()
+      if (unfinished > 0) opts.logger.warn({ unfinished }, 'requests cut off by shutdownTimeout')
+      if (control) {
+        control.closeAllConnections()
+        await new Promise<void>((resolve) => control.close(() => resolve()))
+      }
+      opts.logger.info({}, 'stopped')
+    })()
+    return closing
+  }
+
+  const removeSignals = installSignals(opts, supervisor, close)
+
+  return Object.freeze({
+    port,
+    host: opts.host,
+    url,
+    controlUrl,
+    workers: opts.workers,
+    ready: () => supervisor.isReady(),
+    status: () => supervisor.status(),
+    restart: () => supervisor.rollingRestart(),
+    close,
+  })
+}
+
+function installSignals (opts: ResolvedOptions, supervisor: Supervisor, close: () => Promise<void>): () => void {
+  if (!opts.handleSignals) return () => {}
+  let shuttingDown = false
+  const onStop = (signal: NodeJS.Signals): void => {
+    if (shuttingDown) {
+      opts.logger.warn({ signal }, 'second signal: exiting now')
+      process.exit(1)
+    }
+    shuttingDown = true
+    opts.logger.info({ signal, timeoutMs: opts.shutdownTimeout }, 'shutting down: finishing in-flight requests')
+    close().then(
+      () => { if (opts.exitOnShutdown) process.exit(0) },
+      (err: unknown) => {
+        opts.logger.error({ err: (err as Error).message }, 'shutdown failed')
+        if (opts.exitOnShutdown) process.exit(1)
+      },
+    )
+  }
+  const onHup = (): void => {
+    opts.logger.info({}, 'SIGHUP: rolling restart')
+    supervisor.rollingRestart().then(
+      () => opts.logger.info({}, 'rolling restart done'),
+      (err: unknown) => opts.logger.error({ err: (err as Error).message }, 'rolling restart failed'),
+    )
+  }
+  process.on('SIGTERM', onStop)
+  process.on('SIGINT', onStop)
+  process.on('SIGHUP', onHup)
+  return () => {
+    process.off('SIGTERM', onStop)
+    process.off('SIGINT', onStop)
+    process.off('SIGHUP', onHup)
+  }
+}

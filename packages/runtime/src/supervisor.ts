@@ -1,0 +1,285 @@
+import { EventEmitter } from 'node:events'
+import { assess, restartDelayFor, type Verdict } from './health-policy.ts'
+import { ManagedWorker } from './managed-worker.ts'
+import type { ResolvedOptions } from './options.ts'
+import { PHASE_LISTENING } from './protocol.ts'
+
+export type WorkerState = 'starting' | 'ready' | 'unresponsive' | 'replacing' | 'restarting' | 'stopped'
+
+export interface WorkerStatus {
+  id: number
+  generation: number
+  threadId: number | null
+  state: WorkerState
+  elu: number
+  heapUsed: number | null
+  heapLimit: number | null
+  inflight: number
+  requests: number
+  restarts: number
+  silentForMs: number
+  uptimeMs: number
+}
+
+interface Slot {
+  readonly id: number
+  worker: ManagedWorker | undefined
+  generation: number
+  restarts: number
+  crashes: number
+  silentFor: number
+  verdict: Verdict
+  replacing: boolean
+  restartTimer: NodeJS.Timeout | undefined
+}
+
+/** A crash-free run this long forgets earlier crashes when computing the next backoff. */
+const STABLE_AFTER = 30_000
+const HEAP_EVERY = 1000
+
+/**
+ * The main-thread side: starts the workers, watches them from outside their event loops,
+ * restarts crashed ones with backoff, replaces stalled ones, drains, and reports.
+ */
+export class Supervisor extends EventEmitter {
+  readonly #opts: ResolvedOptions
+  readonly #slots: Slot[]
+  readonly #live = new Set<ManagedWorker>()
+  #port: number
+  #monitor: NodeJS.Timeout | undefined
+  #lastHeapAt = 0
+  #started = false
+  #closing = false
+
+  constructor (opts: ResolvedOptions) {
+    super()
+    this.#opts = opts
+    this.#port = opts.port
+    this.#slots = Array.from({ length: opts.workers }, (_, i) => ({
+      id: i + 1,
+      worker: undefined,
+      generation: 0,
+      restarts: 0,
+      crashes: 0,
+      silentFor: 0,
+      verdict: 'healthy' as Verdict,
+      replacing: false,
+      restartTimer: undefined,
+    }))
+  }
+
+  get port (): number { return this.#port }
+  get closing (): boolean { return this.#closing }
+
+  /** Starts every worker and resolves once all listen; any start-up failure stops them all and rejects. */
+  async start (): Promise<void> {
+    const [first, ...rest] = this.#slots
+    try {
+      // With port 0 the first worker picks the port and the others join it.
+      if (this.#port === 0 && first) {
+        await this.#startInSlot(first)
+        await Promise.all(rest.map((s) => this.#startInSlot(s)))
+      } else {
+        await Promise.all(this.#slots.map((s) => this.#startInSlot(s)))
+      }
+    } catch (err) {
+      this.#closing = true
+      await Promise.all([...this.#live].map((w) => { w.retiring = 'start-failed'; return w.terminate() }))
+      throw err
+    }
+    this.#started = true
+    const every = Math.max(10, Math.min(100, this.#opts.heartbeatTimeout / 4))
+    this.#monitor = setInterval(() => this.#tick(), every)
+    this.#monitor.unref()
+  }
+
+  async #startInSlot (slot: Slot): Promise<void> {
+    const worker = this.#spawn(slot)
+    slot.worker = worker
+    this.#port = await worker.listening(this.#opts.startTimeout)
+  }
+
+  #spawn (slot: Slot): ManagedWorker {
+    slot.generation++
+    const worker = new ManagedWorker(slot.id, slot.generation, this.#port, this.#opts)
+    this.#live.add(worker)
+    worker.on('worker-error', (err: Error) => {
+      if (this.#started) this.#opts.logger.error({ worker: slot.id, err: err.message }, 'worker threw an uncaught error')
+    })
+    worker.once('exit', (code: number) => {
+      this.#live.delete(worker)
+      this.#onExit(slot, worker, code)
+    })
+    return worker
+  }
+
+  #onExit (slot: Slot, worker: ManagedWorker, code: number): void {
+    if (slot.worker !== worker || worker.retiring || this.#closing || !this.#started) return
+    slot.worker = undefined
+    slot.crashes = Date.now() - worker.startedAt > STABLE_AFTER ? 1 : slot.crashes + 1
+    const delay = restartDelayFor(slot.crashes, this.#opts.restartDelay, this.#opts.maxRestartDelay)
+    this.#opts.logger.warn({ worker: slot.id, code, restartInMs: delay }, 'worker exited unexpectedly')
+    this.emit('worker-exit', { id: slot.id, code })
+    this.#scheduleRestart(slot, delay)
+  }
+
+  #scheduleRestart (slot: Slot, delay: number): void {
+    clearTimeout(slot.restartTimer)
+    slot.restartTimer = setTimeout(() => {
+      slot.restartTimer = undefined
+      void this.#restart(slot)
+    }, delay)
+    slot.restartTimer.unref()
+  }
+
+  async #restart (slot: Slot): Promise<void> {
+    if (this.#closing) return
+    const worker = this.#spawn(slot)
+    slot.worker = worker
+    slot.restarts++
+    try {
+      await worker.listening(this.#opts.startTimeout)
+      this.#opts.logger.info({ worker: slot.id, generation: worker.generation }, 'worker restarted')
+      this.emit('worker-restarted', { id: slot.id })
+    } catch (err) {
+      this.#opts.logger.error({ worker: slot.id, err: (err as Error).message }, 'restarted worker failed to start')
+      // Its exit schedules the next attempt with a longer delay.
+      if (!worker.exited) await worker.terminate()
+    }
+  }
+
+  #tick (): void {
+    const now = Date.now()
+    const heapDue = now - this.#lastHeapAt >= HEAP_EVERY
+    if (heapDue) this.#lastHeapAt = now
+    for (const slot of this.#slots) {
+      const w = slot.worker
+      if (!w || w.retiring || w.phase !== PHASE_LISTENING) continue
+      slot.silentFor = w.sample(now)
+      if (heapDue) w.refreshHeap()
+      const heap = w.heap
+      const previous = slot.verdict
+      slot.verdict = assess({ silentFor: slot.silentFor, heapUsed: heap?.used, heapLimit: heap?.limit }, this.#opts)
+      if (slot.crashes > 0 && now - w.startedAt > STABLE_AFTER) slot.crashes = 0
+      if (slot.verdict !== previous && (slot.verdict === 'unresponsive' || previous === 'unresponsive')) {
+        this.#opts.logger.warn({ worker: slot.id, silentForMs: slot.silentFor }, slot.verdict === 'unresponsive' ? 'worker unresponsive' : 'worker responsive again')
+      }
+      if ((slot.verdict === 'stalled' || slot.verdict === 'heap-limit') && !slot.replacing && !this.#closing) {
+        void this.replace(slot.id, slot.verdict)
+      }
+    }
+  }
+
+  /**
+   * Starts a new worker for the slot and, once it listens, retires the old one: drained
+   * when it can still run, terminated when its event loop is stuck.
+   */
+  async replace (id: number, reason: string): Promise<void> {
+    const slot = this.#slots[id - 1]
+    if (!slot || slot.replacing || this.#closing) return
+    const old = slot.worker
+    slot.replacing = true
+    this.#opts.logger.warn({ worker: id, reason }, 'replacing worker')
+    const next = this.#spawn(slot)
+    try {
+      await next.listening(this.#opts.startTimeout)
+    } catch (err) {
+      this.#opts.logger.error({ worker: id, reason, err: (err as Error).message }, 'replacement worker failed to start')
+      next.retiring = 'start-failed'
+      await next.terminate()
+      slot.replacing = false
+      // A stuck worker must go even without a successor; the slot then restarts with backoff.
+      if (reason === 'stalled' && old && !old.exited) {
+        old.retiring = reason
+        slot.worker = undefined
+        await old.terminate()
+        slot.crashes++
+        this.#scheduleRestart(slot, restartDelayFor(slot.crashes, this.#opts.restartDelay, this.#opts.maxRestartDelay))
+      }
+      return
+    }
+    slot.worker = next
+    slot.restarts++
+    slot.verdict = 'healthy'
+    slot.silentFor = 0
+    slot.replacing = false
+    this.emit('worker-replaced', { id, reason })
+    if (!old || old.exited) return
+    old.retiring = reason
+    if (reason === 'stalled') {
+      await old.terminate()
+    } else {
+      const { unfinished, terminated } = await old.drain(this.#opts.shutdownTimeout)
+      if (unfinished > 0 || terminated) {
+        this.#opts.logger.warn({ worker: id, unfinished, terminated }, 'old worker did not finish all requests in shutdownTimeout')
+      }
+    }
+  }
+
+  /** Replaces every worker, one at a time (SIGHUP). */
+  async rollingRestart (): Promise<void> {
+    for (const slot of this.#slots) {
+      if (this.#closing) return
+      if (slot.worker) await this.replace(slot.id, 'rolling-restart')
+    }
+  }
+
+  readyWorkers (): number {
+    let n = 0
+    for (const slot of this.#slots) {
+      const w = slot.worker
+      if (w && !w.retiring && w.phase === PHASE_LISTENING && (slot.verdict === 'healthy')) n++
+    }
+    return n
+  }
+
+  isReady (): boolean {
+    return this.#started && !this.#closing && this.readyWorkers() >= this.#opts.minReadyWorkers
+  }
+
+  /** Marks the server as shutting down: readiness turns false at once. */
+  beginShutdown (): void {
+    this.#closing = true
+  }
+
+  status (): WorkerStatus[] {
+    const now = Date.now()
+    return this.#slots.map((slot) => {
+      const w = slot.worker
+      let state: WorkerState
+      if (!w) state = this.#closing ? 'stopped' : 'restarting'
+      else if (slot.replacing) state = 'replacing'
+      else if (w.phase !== PHASE_LISTENING) state = w.exited ? 'stopped' : 'starting'
+      else state = slot.verdict === 'healthy' ? 'ready' : 'unresponsive'
+      return {
+        id: slot.id,
+        generation: slot.generation,
+        threadId: w && !w.exited ? w.thread.threadId : null,
+        state,
+        elu: w ? Math.round(w.elu * 1000) / 1000 : 0,
+        heapUsed: w?.heap?.used ?? null,
+        heapLimit: w?.heap?.limit ?? null,
+        inflight: w ? w.inflight : 0,
+        requests: w ? w.requests : 0,
+        restarts: slot.restarts,
+        silentForMs: slot.silentFor,
+        uptimeMs: w ? now - w.startedAt : 0,
+      }
+    })
+  }
+
+  /** Drains every worker in parallel; the whole close stays within shutdownTimeout. */
+  async close (): Promise<{ unfinished: number }> {
+    // Requests get most of the budget; the rest is for threads to end or be terminated.
+    const exitGrace = Math.min(1000, this.#opts.shutdownTimeout * 0.2)
+    const drainFor = this.#opts.shutdownTimeout - exitGrace
+    this.#closing = true
+    clearInterval(this.#monitor)
+    for (const slot of this.#slots) clearTimeout(slot.restartTimer)
+    const results = await Promise.all([...this.#live].map((w) => {
+      w.retiring ??= 'shutdown'
+      return w.phase === PHASE_LISTENING ? w.drain(drainFor, exitGrace) : w.terminate().then(() => ({ unfinished: 0 }))
+    }))
+    return { unfinished: results.reduce((sum, r) => sum + r.unfinished, 0) }
+  }
+}

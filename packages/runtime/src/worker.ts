@@ -1,0 +1,99 @@
+// Entry of every worker thread: builds a Fastify instance, registers the app, listens
+// with SO_REUSEPORT, ticks the heartbeat the supervisor watches, and drains on request.
+import { Server as NetServer } from 'node:net'
+import type { Server as HttpServer, ServerResponse } from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { parentPort, workerData } from 'node:worker_threads'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { loadApp } from './app-loader.ts'
+import {
+  HEARTBEAT_INTERVAL, PHASE_CLOSED, PHASE_DRAINING, PHASE_LISTENING, STATUS_HEARTBEAT,
+  STATUS_INFLIGHT, STATUS_PHASE, STATUS_REQUESTS, serializeError,
+  type SupervisorMessage, type WorkerData, type WorkerMessage,
+} from './protocol.ts'
+
+const data = workerData as WorkerData
+const status = new Int32Array(data.status)
+const port = parentPort!
+
+// Timers run between tasks: a loop that keeps ticking is alive, however busy it is.
+const heartbeat = setInterval(() => Atomics.add(status, STATUS_HEARTBEAT, 1), HEARTBEAT_INTERVAL)
+
+const inflight = new Set<ServerResponse>()
+let draining = false
+let app: FastifyInstance | undefined
+
+function send (message: WorkerMessage): void {
+  port.postMessage(message)
+}
+
+function trackRequests (server: HttpServer): void {
+  // Prepended so it runs before Fastify's handler, which may write the response synchronously.
+  server.prependListener('request', (_req, res: ServerResponse) => {
+    Atomics.add(status, STATUS_INFLIGHT, 1)
+    Atomics.add(status, STATUS_REQUESTS, 1)
+    inflight.add(res)
+    if (draining) res.setHeader('connection', 'close')
+    // 'close' fires when the response is fully written or the client went away, also for
+    // streamed responses whose handler promise resolved long before.
+    res.once('close', () => {
+      inflight.delete(res)
+      Atomics.sub(status, STATUS_INFLIGHT, 1)
+    })
+  })
+}
+
+async function start (): Promise<void> {
+  const { plugin, options } = await loadApp(data.appPath)
+  // A request that arrives on a kept-alive connection while draining is served (with
+  // Connection: close) rather than refused.
+  app = Fastify({ ...options, return503OnClosing: false })
+  trackRequests(app.server)
+  await app.register(plugin, data.appOptions)
+  // reusePort goes straight to net.Server#listen; Fastify's types do not list it yet.
+  const listenOptions = { host: data.host, port: data.port, reusePort: true }
+  await app.listen(listenOptions)
+  const address = app.server.address()
+  const boundPort = typeof address === 'object' && address ? address.port : data.port
+  Atomics.store(status, STATUS_PHASE, PHASE_LISTENING)
+  send({ type: 'listening', port: boundPort, address: data.host })
+}
+
+async function drain (timeout: number): Promise<void> {
+  if (draining) return
+  draining = true
+  Atomics.store(status, STATUS_PHASE, PHASE_DRAINING)
+  const deadline = Date.now() + timeout
+  const server = app?.server
+  if (server) {
+    for (const res of inflight) if (!res.headersSent) res.setHeader('connection', 'close')
+    // Stop accepting but keep open connections: http.Server#close would also cut idle
+    // keep-alive sockets at once, racing clients that are about to reuse them.
+    if (server.listening) NetServer.prototype.close.call(server)
+    // Busy keep-alive clients send their next request within this grace and are told to close.
+    await sleep(Math.min(250, timeout / 4))
+    server.closeIdleConnections()
+    while (inflight.size > 0 && Date.now() < deadline) await sleep(10)
+    server.closeIdleConnections()
+  }
+  const unfinished = inflight.size
+  if (server && unfinished > 0) server.closeAllConnections()
+  if (app) {
+    const closing = app.close()
+    await Promise.race([closing, sleep(Math.max(100, deadline - Date.now()))]).catch(() => {})
+  }
+  Atomics.store(status, STATUS_PHASE, PHASE_CLOSED)
+  send({ type: 'drained', unfinished })
+  clearInterval(heartbeat)
+  port.close()
+}
+
+port.on('message', (message: SupervisorMessage) => {
+  if (message.type === 'drain') void drain(message.timeout)
+})
+
+start().catch((err: unknown) => {
+  send({ type: 'start-failed', error: serializeError(err) })
+  clearInterval(heartbeat)
+  port.close()
+})
