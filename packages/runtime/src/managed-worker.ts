@@ -23,6 +23,7 @@ export class ManagedWorker extends EventEmitter {
   #elu = 0
   #heap: { used: number, limit: number } | undefined
   #heapPending = false
+  readonly #maxOldMb: number | undefined
   #exited = false
   exitCode: number | undefined
   port: number | undefined
@@ -33,6 +34,7 @@ export class ManagedWorker extends EventEmitter {
     super()
     this.id = id
     this.generation = generation
+    this.#maxOldMb = opts.maxHeapMb
     const status = new SharedArrayBuffer(STATUS_BYTES)
     this.#status = new Int32Array(status)
     Atomics.store(this.#status, STATUS_PHASE, PHASE_STARTING)
@@ -126,8 +128,11 @@ export class ManagedWorker extends EventEmitter {
     const thread = this.thread as Worker & { getHeapStatistics?: () => Promise<{ used_heap_size: number, heap_size_limit: number }> }
     if (this.#heapPending || this.#exited || typeof thread.getHeapStatistics !== 'function') return
     this.#heapPending = true
+    // With resourceLimits, V8's heap_size_limit adds a large young-generation reserve to the
+    // old-generation cap the worker actually dies at: judge against the cap.
+    const cap = this.#maxOldMb ? this.#maxOldMb * 1024 * 1024 : Infinity
     thread.getHeapStatistics().then((s) => {
-      this.#heap = { used: s.used_heap_size, limit: s.heap_size_limit }
+      this.#heap = { used: s.used_heap_size, limit: Math.min(s.heap_size_limit, cap) }
     }, () => {}).finally(() => { this.#heapPending = false })
   }
 

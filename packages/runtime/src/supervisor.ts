@@ -276,9 +276,12 @@ export class Supervisor extends EventEmitter {
     this.#closing = true
     clearInterval(this.#monitor)
     for (const slot of this.#slots) clearTimeout(slot.restartTimer)
+    const now = Date.now()
     const results = await Promise.all([...this.#live].map((w) => {
       w.retiring ??= 'shutdown'
-      return w.phase === PHASE_LISTENING ? w.drain(drainFor, exitGrace) : w.terminate().then(() => ({ unfinished: 0 }))
+      // A worker whose loop is stuck cannot drain: waiting for it would only delay the exit.
+      const canDrain = w.phase === PHASE_LISTENING && w.sample(now) < this.#opts.heartbeatTimeout
+      return canDrain ? w.drain(drainFor, exitGrace) : w.terminate().then(() => ({ unfinished: 0 }))
     }))
     return { unfinished: results.reduce((sum, r) => sum + r.unfinished, 0) }
   }

@@ -1,0 +1,117 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { fixture, get, waitFor } from './helpers.ts'
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
+
+interface Run { child: ChildProcess, stdout: () => string, stderr: () => string, exit: Promise<number | null> }
+
+const running: ChildProcess[] = []
+afterEach(() => {
+  for (const child of running.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
+})
+
+function run (args: string[], opts: { cwd?: string, env?: Record<string, string> } = {}): Run {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: opts.cwd ?? process.cwd(),
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  running.push(child)
+  let out = ''
+  let err = ''
+  child.stdout!.on('data', (c: Buffer) => { out += c })
+  child.stderr!.on('data', (c: Buffer) => { err += c })
+  const exit = once(child, 'exit').then(([code]) => code as number | null)
+  return { child, stdout: () => out, stderr: () => err, exit }
+}
+
+async function started (r: Run): Promise<{ url: string, control: string }> {
+  return waitFor('the start-up banner', () => {
+    if (r.child.exitCode !== null) throw new Error(`exited ${r.child.exitCode}: ${r.stderr()}`)
+    const url = /url\s+(http:\/\/\S+)/.exec(r.stdout())?.[1]
+    const control = /control\s+(http:\/\/\S+)/.exec(r.stdout())?.[1]
+    return url && control ? { url, control } : undefined
+  }, 20_000)
+}
+
+describe('spindle CLI', () => {
+  it('documents every flag, env var, signal and probe in --help', async () => {
+    const r = run(['--help'])
+    expect(await r.exit).toBe(0)
+    for (const word of ['--workers', '--port', '--host', '--control-port', '--shutdown-timeout', '--config',
+      'WORKERS', 'PORT', 'HOST', 'SIGTERM', 'SIGHUP', '/readyz', '/healthz', 'spindle.config', 'Node.js >= 22.22']) {
+      expect(r.stdout()).toContain(word)
+    }
+  })
+
+  it('rejects a bad flag value with a usage error that names it', async () => {
+    const r = run(['start', fixture('app.js'), '--workers', 'many'])
+    expect(await r.exit).toBe(2)
+    expect(r.stderr()).toContain('SPINDLE_RUNTIME_CLI_USAGE')
+    expect(r.stderr()).toContain('--workers must be a whole number, got "many"')
+  })
+
+  it('rejects an invalid option from the environment, naming the option', async () => {
+    const r = run(['start', fixture('app.js'), '--port', '0', '--control-port', '0'], { env: { WORKERS: '0' } })
+    expect(await r.exit).toBe(1)
+    expect(r.stderr()).toContain('SPINDLE_RUNTIME_INVALID_OPTION')
+    expect(r.stderr()).toContain('workers must be a positive integer, got 0')
+  })
+
+  it('fails at once with the app\'s own error when the app throws at start-up', async () => {
+    const started = Date.now()
+    const r = run(['start', fixture('throws-in-plugin.js'), '--port', '0', '--control-port', '0', '--workers', '2'])
+    expect(await r.exit).toBe(1)
+    expect(Date.now() - started).toBeLessThan(15_000)
+    expect(r.stderr()).toContain('SPINDLE_RUNTIME_WORKER_START_FAILED')
+    expect(r.stderr()).toContain('database unreachable')
+    expect(r.stderr()).toContain('throws-in-plugin.js')
+  })
+
+  it('starts from a config file with env overrides, prints a banner, and exits 0 on SIGTERM after in-flight requests finish', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spindle-cli-'))
+    writeFileSync(join(dir, 'spindle.config.mjs'), `export default { app: ${JSON.stringify(fixture('app.js'))}, shutdownTimeout: 5000, controlPort: 0 }\n`)
+    const r = run(['start'], { cwd: dir, env: { PORT: '0', WORKERS: '2', HOST: '127.0.0.1' } })
+    const { url, control } = await started(r)
+    expect(r.stdout()).toContain('2 threads on one port')
+    expect((await get(control + '/readyz')).status).toBe(200)
+
+    const slow = Array.from({ length: 4 }, () => get(url + '/slow?ms=1500'))
+    await waitFor('requests in flight', async () => {
+      const status = (await get(control + '/status')).json()
+      return status.workers.reduce((n: number, w: { inflight: number }) => n + w.inflight, 0) === 4
+    })
+    const signalledAt = Date.now()
+    r.child.kill('SIGTERM')
+    // Readiness flips at once so a load balancer stops sending traffic.
+    const readyz = await waitFor('readyz to turn 503', async () => {
+      const res = await get(control + '/readyz', { timeout: 500 })
+      return res.status === 503 ? res : undefined
+    }, 1000, 10)
+    expect(readyz.json().shuttingDown).toBe(true)
+    const answers = await Promise.all(slow)
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200])
+    expect(await r.exit).toBe(0)
+    expect(Date.now() - signalledAt).toBeLessThan(5000)
+    expect(r.stderr()).toContain('shutting down')
+  })
+
+  it('restarts workers one at a time on SIGHUP', async () => {
+    const r = run(['start', fixture('app.js'), '--port', '0', '--control-port', '0', '-w', '2', '-H', '127.0.0.1'])
+    const { control } = await started(r)
+    r.child.kill('SIGHUP')
+    await waitFor('every worker replaced', async () => {
+      const status = (await get(control + '/status')).json()
+      return status.workers.every((w: { generation: number, state: string }) => w.generation === 2 && w.state === 'ready')
+    })
+    await waitFor('the rolling restart to finish', () => r.stderr().includes('rolling restart done'))
+    r.child.kill('SIGTERM')
+    expect(await r.exit).toBe(0)
+  })
+})

@@ -1,0 +1,172 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { Agent } from 'node:http'
+import { serve, type SpindleServer } from '@spindle/runtime'
+import { fixture, get, waitFor } from './helpers.ts'
+
+const base = { app: fixture('app.js'), port: 0, controlPort: 0, handleSignals: false, host: '127.0.0.1' } as const
+
+let server: SpindleServer | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+describe('serve()', () => {
+  it('runs every worker on one port and the kernel spreads fresh connections across them', async () => {
+    server = await serve({ ...base, workers: 2 })
+    expect(server.port).toBeGreaterThan(0)
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}`)
+    const threads = new Set<number>()
+    for (let i = 0; i < 200 && threads.size < 2; i++) {
+      const res = await get(server.url + '/')
+      expect(res.status).toBe(200)
+      threads.add(res.json().thread)
+    }
+    expect(threads.size).toBe(2)
+    const status = server.status()
+    expect(status.map((w) => w.state)).toEqual(['ready', 'ready'])
+    expect(server.ready()).toBe(true)
+  })
+
+  it('passes appOptions to the plugin and shared resources to every worker', async () => {
+    const counter = new SharedArrayBuffer(4)
+    server = await serve({ ...base, workers: 2, appOptions: { greeting: 'hi' }, shared: { counter } })
+    const res = await get(server.url + '/')
+    expect(res.json().greeting).toBe('hi')
+    expect(res.json().worker.generation).toBe(1)
+    for (let i = 0; i < 10; i++) expect((await get(server.url + '/shared')).status).toBe(200)
+    // Both workers wrote into the one buffer the main thread created.
+    expect(new Int32Array(counter)[0]).toBe(10)
+  })
+
+  it('restarts a crashed worker and the port keeps serving', async () => {
+    server = await serve({ ...base, workers: 2, restartDelay: 50 })
+    const crashed = await get(server.url + '/crash')
+    expect(crashed.status).toBe(200)
+    const slot = crashed.json().worker.id as number
+    // Every request during the restart is answered by the surviving worker or the new one.
+    await waitFor('the crashed slot to come back', () => {
+      const w = server!.status()[slot - 1]!
+      return w.restarts === 1 && w.state === 'ready' && w.generation === 2
+    })
+    for (let i = 0; i < 20; i++) expect((await get(server.url + '/')).status).toBe(200)
+    expect(server.ready()).toBe(true)
+  })
+
+  it('never replaces a worker for being busy', async () => {
+    server = await serve({ ...base, workers: 1, heartbeatTimeout: 200, stallTimeout: 600 })
+    const res = await get(server.url + '/busy?ms=2000')
+    expect(res.status).toBe(200)
+    const [w] = server.status()
+    expect(w!.generation).toBe(1)
+    expect(w!.restarts).toBe(0)
+  })
+
+  it('detects a stuck event loop, turns /readyz false, and replaces the worker while the other keeps serving', async () => {
+    server = await serve({ ...base, workers: 2, heartbeatTimeout: 200, stallTimeout: 1500, minReadyWorkers: 2 })
+    const readyz = server.controlUrl + '/readyz'
+    expect((await get(readyz)).status).toBe(200)
+    const blocked = await get(server.url + '/block')
+    const slot = blocked.json().worker.id as number
+
+    // The control server lives on the main thread: it answers at once.
+    const notReady = await waitFor('readyz to report the stuck worker', async () => {
+      const r = await get(readyz, { timeout: 500 })
+      return r.status === 503 ? r : undefined
+    }, 5000)
+    expect(notReady.json().readyWorkers).toBe(1)
+    const status = await get(server.controlUrl + '/status', { timeout: 500 })
+    expect(status.json().workers[slot - 1].state).toBe('unresponsive')
+
+    // The healthy worker keeps answering. Fresh connections that the kernel gives to the
+    // stuck one wait in its queue, so count successes on short timeouts.
+    let served = 0
+    for (let i = 0; i < 10; i++) {
+      const ok = await get(server.url + '/', { timeout: 300 }).then((r) => r.status === 200, () => false)
+      if (ok) served++
+    }
+    expect(served).toBeGreaterThan(0)
+
+    await waitFor('the stuck worker to be replaced', () => {
+      const w = server!.status()[slot - 1]!
+      return w.generation === 2 && w.state === 'ready'
+    }, 10_000)
+    expect((await get(readyz)).status).toBe(200)
+    for (let i = 0; i < 20; i++) expect((await get(server.url + '/')).status).toBe(200)
+  })
+
+  it('answers /healthz and /status within milliseconds while every worker is blocked', async () => {
+    server = await serve({ ...base, workers: 1, heartbeatTimeout: 200, stallTimeout: 5000 })
+    await get(server.url + '/block')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    for (const path of ['/healthz', '/status', '/readyz', '/metrics']) {
+      const started = performance.now()
+      const res = await get(server.controlUrl + path, { timeout: 1000 })
+      expect(performance.now() - started).toBeLessThan(250)
+      expect([200, 503]).toContain(res.status)
+    }
+    expect((await get(server.controlUrl + '/readyz')).status).toBe(503)
+    const metrics = await get(server.controlUrl + '/metrics')
+    expect(metrics.body).toMatch(/^spindle_workers_ready 0$/m)
+  })
+
+  it('replaces a worker that nears its heap limit, draining the old one', async () => {
+    server = await serve({ ...base, workers: 1, maxHeapMb: 64, heapLimitRatio: 0.5 })
+    const agent = new Agent({ keepAlive: true })
+    for (let i = 0; i < 6; i++) await get(server.url + '/leak?mb=8', { agent })
+    agent.destroy()
+    await waitFor('the heap-limit replacement', () => server!.status()[0]!.generation === 2, 10_000)
+    expect((await get(server.url + '/')).status).toBe(200)
+  })
+
+  it('drains on close: slow requests in flight finish, then the workers stop', async () => {
+    server = await serve({ ...base, workers: 2, shutdownTimeout: 5000 })
+    const url = server.url
+    const slow = Array.from({ length: 6 }, () => get(url + '/slow?ms=800'))
+    await waitFor('requests in flight', () => server!.status().reduce((n, w) => n + w.inflight, 0) === 6)
+    const closing = server.close()
+    expect(server.ready()).toBe(false)
+    const answers = await Promise.all(slow)
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200])
+    await closing
+    server = undefined
+    await expect(get(url + '/', { timeout: 1000 })).rejects.toThrow(/ECONNREFUSED/)
+  })
+
+  it('restarts every worker one at a time with no failed request on kept-alive connections', async () => {
+    server = await serve({ ...base, workers: 2, shutdownTimeout: 3000 })
+    const url = server.url
+    let stop = false
+    const tally = { keepAlive: { ok: 0, failed: 0 }, fresh: { ok: 0, failed: 0 } }
+    const errors: string[] = []
+    const loop = async (kind: 'keepAlive' | 'fresh'): Promise<void> => {
+      const agent = kind === 'keepAlive' ? new Agent({ keepAlive: true, maxSockets: 1 }) : undefined
+      while (!stop) {
+        try {
+          const r = await get(url + '/slow?ms=5', { agent, timeout: 5000 })
+          if (r.status === 200) tally[kind].ok++
+          else { tally[kind].failed++; errors.push(`status ${r.status}`) }
+        } catch (err) {
+          tally[kind].failed++
+          errors.push((err as Error).message)
+        }
+      }
+      agent?.destroy()
+    }
+    const loops = [loop('keepAlive'), loop('keepAlive'), loop('keepAlive'), loop('fresh'), loop('fresh')]
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await server.restart()
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    stop = true
+    await Promise.all(loops)
+    console.info('rolling restart under load:', JSON.stringify(tally), errors.slice(0, 5))
+    expect(server.status().map((w) => w.generation)).toEqual([2, 2])
+    expect(tally.keepAlive.ok).toBeGreaterThan(50)
+    expect(tally.fresh.ok).toBeGreaterThan(20)
+    expect(tally.keepAlive.failed).toBe(0)
+    // A fresh connection still in a closing listener's accept queue is reset by the kernel
+    // (net.ipv4.tcp_migrate_req=0): the drain closes the listener right after an accept
+    // pass, so this stays rare; it is reported above and bounded here.
+    expect(tally.fresh.failed).toBeLessThanOrEqual(Math.ceil((tally.fresh.ok + tally.fresh.failed) * 0.01))
+  })
+})
