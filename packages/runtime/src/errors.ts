@@ -47,11 +47,6 @@ export const SPINDLE_RUNTIME_CONFIG_LOAD_FAILED = createError(
   'Cannot load the config file %s: %s',
 )
 
-export const SPINDLE_RUNTIME_CLOSED = createError(
-  'SPINDLE_RUNTIME_CLOSED',
-  'The server is closed',
-)
-
 export const SPINDLE_RUNTIME_PORT_IN_USE = createError(
   'SPINDLE_RUNTIME_PORT_IN_USE',
   'Cannot listen on %s:%d: the address is in use by a socket without SO_REUSEPORT (another server?)',
@@ -74,7 +69,6 @@ export const errorCodes = {
   SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED,
   SPINDLE_RUNTIME_NODE_TOO_OLD,
   SPINDLE_RUNTIME_CONFIG_LOAD_FAILED,
-  SPINDLE_RUNTIME_CLOSED,
   SPINDLE_RUNTIME_PORT_IN_USE,
   SPINDLE_RUNTIME_CLI_USAGE,
 } as const

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest'
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { serve, defaultWorkerCount, type ServeOptions } from '@spindle/runtime'
+import { fixture } from './helpers.ts'
+
+const app = fixture('app.js')
+
+async function rejection (options: Record<string, unknown>): Promise<{ code: string, message: string }> {
+  try {
+    const server = await serve({ app, port: 0, controlPort: false, handleSignals: false, ...options } as ServeOptions)
+    await server.close()
+  } catch (err) {
+    return err as { code: string, message: string }
+  }
+  throw new Error('serve() accepted ' + JSON.stringify(options))
+}
+
+describe('serve() options', () => {
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{ workers: 0 }, 'workers must be a positive integer, got 0'],
+    [{ workers: -1 }, 'workers must be a positive integer, got -1'],
+    [{ workers: 1.5 }, 'workers must be a positive integer, got 1.5'],
+    [{ workers: '2' }, 'workers must be a positive integer, got "2"'],
+    [{ port: 70000 }, 'port must be an integer from 0 to 65535, got 70000'],
+    [{ controlPort: -5 }, 'controlPort must be an integer from 0 to 65535, got -5'],
+    [{ host: '' }, 'host must be a non-empty string, got ""'],
+    [{ shutdownTimeout: 0 }, 'shutdownTimeout must be a positive number of milliseconds, got 0'],
+    [{ startTimeout: Infinity }, 'startTimeout must be a positive number of milliseconds, got Infinity'],
+    [{ heartbeatTimeout: 2000, stallTimeout: 1000 }, 'stallTimeout (1000) must be at least heartbeatTimeout (2000)'],
+    [{ heapLimitRatio: 1.5 }, 'heapLimitRatio must be a number above 0 and at most 1, got 1.5'],
+    [{ workers: 2, minReadyWorkers: 3 }, 'minReadyWorkers must be at most workers (2), got 3'],
+    [{ restartDelay: 500, maxRestartDelay: 100 }, 'maxRestartDelay (100) must be at least restartDelay (500)'],
+    [{ handleSignals: 'yes' }, 'handleSignals must be a boolean, got "yes"'],
+    [{ mode: 'dispatch' }, "mode must be 'reuseport' (the only mode available), got \"dispatch\""],
+    [{ env: { A: 1 } }, 'env.A must be a string, got 1'],
+    [{ controlRoutes: { '/x': () => {} } }, "controlRoutes keys must look like 'GET /path', got \"/x\""],
+    [{ wrokers: 2 }, 'unknown option "wrokers"'],
+    [{ app: '' }, 'app must be the path of a module whose default export is a Fastify plugin, got ""'],
+    [{ app: new URL('http://example.test/app.js') }, 'app must be a path or a file: URL'],
+  ]
+  for (const [options, message] of cases) {
+    it(`rejects ${JSON.stringify(options)}`, async () => {
+      const err = await rejection(options)
+      expect(err.code).toBe('SPINDLE_RUNTIME_INVALID_OPTION')
+      expect(err.message).toContain(message)
+    })
+  }
+
+  it('defaults workers to the CPUs this process may use', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cgroup-'))
+    expect(defaultWorkerCount(dir)).toBeGreaterThanOrEqual(1)
+    writeFileSync(join(dir, 'cpu.max'), '100000 100000\n')
+    expect(defaultWorkerCount(dir)).toBe(1)
+    writeFileSync(join(dir, 'cpu.max'), '150000 100000\n')
+    expect(defaultWorkerCount(dir)).toBe(Math.min(2, defaultWorkerCount(join(dir, 'none'))))
+    writeFileSync(join(dir, 'cpu.max'), 'max 100000\n')
+    expect(defaultWorkerCount(dir)).toBe(defaultWorkerCount(join(dir, 'none')))
+    mkdirSync(join(dir, 'none'), { recursive: true })
+  })
+})
