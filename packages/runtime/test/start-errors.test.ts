@@ -11,7 +11,7 @@ async function startError (app: string): Promise<Error & { code: string, cause?:
     const server = await serve({ ...base, app })
     await server.close()
   } catch (err) {
-    return err as Error & { code: string }
+    return err as Error & { code: string, cause?: Error & { code?: string } }
   }
   throw new Error('serve() did not fail')
 }
