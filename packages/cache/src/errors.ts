@@ -1,0 +1,38 @@
+import createError from '@fastify/error'
+
+// Every error the cache throws. Codes are stable and never reused; errors that cross a
+// thread boundary are matched by `code`, not by class.
+
+export const SPINDLE_CACHE_INVALID_OPTION = createError(
+  'SPINDLE_CACHE_INVALID_OPTION',
+  '%s',
+  500,
+  TypeError,
+)
+
+export const SPINDLE_CACHE_INVALID_BUFFER = createError(
+  'SPINDLE_CACHE_INVALID_BUFFER',
+  'Cannot open a shared store: %s',
+  500,
+  TypeError,
+)
+
+export const SPINDLE_CACHE_INVALID_ARGUMENT = createError(
+  'SPINDLE_CACHE_INVALID_ARGUMENT',
+  '%s',
+  500,
+  TypeError,
+)
+
+export const SPINDLE_CACHE_INVALID_PURGE = createError(
+  'SPINDLE_CACHE_INVALID_PURGE',
+  'Invalid purge request: %s',
+  400,
+)
+
+export const errorCodes = Object.freeze({
+  SPINDLE_CACHE_INVALID_OPTION,
+  SPINDLE_CACHE_INVALID_BUFFER,
+  SPINDLE_CACHE_INVALID_ARGUMENT,
+  SPINDLE_CACHE_INVALID_PURGE,
+})

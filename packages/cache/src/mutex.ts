@@ -1,0 +1,37 @@
+import { threadId } from 'node:worker_threads'
+import { H_LOCK, H_LOCK_WAITERS } from './layout.ts'
+
+const OWNER = threadId + 1
+
+/**
+ * A futex-style mutex on one Int32 of shared memory. Critical sections are short copies,
+ * so contention is brief; a blocked thread sleeps in Atomics.wait (allowed on Node's main
+ * thread too). If the holder does not let go within `timeoutMs` it is taken to have died
+ * inside the section (a terminated worker), and the lock is taken over: `lock()` then
+ * returns true so the caller can rebuild the structures the dead holder may have left
+ * half-written.
+ */
+export function lock (i32: Int32Array, timeoutMs: number): boolean {
+  if (Atomics.compareExchange(i32, H_LOCK, 0, OWNER) === 0) return false
+  const deadline = Date.now() + timeoutMs
+  for (let spins = 0; ; spins++) {
+    if (spins < 64) {
+      if (Atomics.load(i32, H_LOCK) === 0 && Atomics.compareExchange(i32, H_LOCK, 0, OWNER) === 0) return false
+      continue
+    }
+    Atomics.add(i32, H_LOCK_WAITERS, 1)
+    const holder = Atomics.load(i32, H_LOCK)
+    if (holder !== 0) Atomics.wait(i32, H_LOCK, holder, Math.max(1, deadline - Date.now()))
+    Atomics.sub(i32, H_LOCK_WAITERS, 1)
+    if (Atomics.compareExchange(i32, H_LOCK, 0, OWNER) === 0) return false
+    if (Date.now() >= deadline) {
+      const stuck = Atomics.load(i32, H_LOCK)
+      if (stuck !== 0 && Atomics.compareExchange(i32, H_LOCK, stuck, OWNER) === stuck) return true
+    }
+  }
+}
+
+export function unlock (i32: Int32Array): void {
+  Atomics.store(i32, H_LOCK, 0)
+  if (Atomics.load(i32, H_LOCK_WAITERS) > 0) Atomics.notify(i32, H_LOCK, 1)
+}

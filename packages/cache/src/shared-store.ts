@@ -1,0 +1,536 @@
+import { SPINDLE_CACHE_INVALID_ARGUMENT, SPINDLE_CACHE_INVALID_BUFFER } from './errors.ts'
+import { hash32, SEED_A } from './hash.ts'
+import {
+  C_BYTES_USED, C_CLOCK, C_COALESCED, C_EVICTIONS, C_GLOBAL_INVALIDATED_AT, C_HITS, C_MISSES, C_REJECTED, C_RESETS, C_SETS,
+  C_STALE_HITS, COUNTERS, E_BUCKET_NEXT, E_FIRST_BLOCK, E_HASH, E_KEY_LEN, E_META_LEN, E_NEXT, E_PREV, E_STAMP,
+  E_VALUE_LEN, E_VISITED, ENTRY_INTS, ENTRY_TIMES, fitLayout, H_BLOCK_COUNT, H_BLOCK_SIZE, H_BUCKET_COUNT,
+  H_ENTRIES, H_ENTRY_CAPACITY, H_FREE_BLOCK_HEAD, H_FREE_BLOCKS,
+  H_FREE_ENTRY_HEAD, H_HAND, H_LEASE_CAPACITY, H_LOCK_TIMEOUT, H_MAGIC, H_MAX_ENTRY_BYTES, H_QUEUE_HEAD,
+  H_QUEUE_TAIL, H_STAMP, H_TAG_CAPACITY, H_VERSION, HEADER_INTS, LAYOUT_VERSION, type LayoutConfig, LEASE_INTS,
+  MAGIC, NONE, regionsFor, T_EXPIRE_AT, T_STORED_AT,
+} from './layout.ts'
+import { Leases, type Lease } from './leases.ts'
+import { lock, unlock } from './mutex.ts'
+import { resolveStoreOptions, type SharedStoreOptions } from './store-options.ts'
+import { pathTag, pathTags, TagTable } from './tag-table.ts'
+
+export type { Lease } from './leases.ts'
+
+export interface SetOptions {
+  /** Tags to purge the entry by (`invalidateTags`). */
+  tags?: readonly string[]
+  /** The URL path the entry belongs to, for `invalidatePaths` (segment prefixes). */
+  path?: string
+  /** After this time (ms since epoch) the entry is returned with `stale: true`. Default: never. */
+  staleAt?: number
+  /** After this time (ms since epoch) the entry is gone. Default: never (kept until evicted). */
+  expireAt?: number
+  /** Any JSON-serializable metadata, returned as is by `get`. */
+  meta?: unknown
+}
+
+export interface GetOptions {
+  /** Do not count a hit or miss and do not mark the entry as recently used. */
+  peek?: boolean
+}
+
+export interface StoreEntry {
+  readonly value: Buffer
+  readonly meta: unknown
+  readonly tags: readonly string[]
+  readonly path: string | undefined
+  /** When the entry was stored (ms since epoch, store clock: strictly increasing). */
+  readonly storedAt: number
+  readonly staleAt: number
+  readonly expireAt: number
+  /** Past staleAt, or one of its tags or paths was invalidated (with a later expiry) since it was stored. */
+  readonly stale: boolean
+}
+
+export interface StoreStats {
+  hits: number
+  misses: number
+  staleHits: number
+  coalescedWaits: number
+  evictions: number
+  sets: number
+  rejected: number
+  resets: number
+  entries: number
+  /** Key, metadata and value bytes of the stored entries. */
+  bytesUsed: number
+  /** Bytes of the blocks the entries occupy (bytesUsed rounded up to blocks). */
+  bytesAllocated: number
+  /** Bytes available for entries (blocks x blockSize). */
+  bytesCapacity: number
+  /** Size of the SharedArrayBuffer. */
+  byteLength: number
+  maxEntryBytes: number
+}
+
+interface EncodedMeta { t?: string[], p?: string, s?: number, m?: unknown }
+
+const encoder = new TextEncoder()
+const NO_TAGS: readonly string[] = Object.freeze([])
+
+/**
+ * A key/value store in one SharedArrayBuffer that every thread of the process can open.
+ * Values live in fixed-size blocks chained per entry; a hash table of entry records finds
+ * them; SIEVE picks what to evict. Every structural operation holds one mutex for the
+ * length of a memory copy; tag times are read lock-free. Values are always copied out of
+ * shared memory before they are returned.
+ */
+export class SharedStore {
+  /** Hand this to other threads (e.g. `serve({ shared: { spindleCache: store.buffer } })`) and open it there with `openSharedStore`. */
+  readonly buffer: SharedArrayBuffer
+  readonly #i32: Int32Array
+  readonly #counters: Float64Array
+  readonly #buckets: Int32Array
+  readonly #entries: Int32Array
+  readonly #times: Float64Array
+  readonly #links: Int32Array
+  readonly #data: Uint8Array
+  readonly #tags: TagTable
+  readonly #leases: Leases
+  readonly #blockSize: number
+  readonly #lockTimeout: number
+  readonly #maxEntryBytes: number
+
+  constructor (buffer: SharedArrayBuffer, init?: { config: LayoutConfig, maxEntryBytes: number, lockTimeout: number }) {
+    if (!(buffer instanceof SharedArrayBuffer)) throw new SPINDLE_CACHE_INVALID_BUFFER(`expected a SharedArrayBuffer, got ${typeof buffer}`)
+    if (buffer.byteLength < HEADER_INTS * 4) throw new SPINDLE_CACHE_INVALID_BUFFER('the buffer is too small')
+    const header = new Int32Array(buffer, 0, HEADER_INTS)
+    if (init) writeHeader(header, init.config, init.maxEntryBytes, init.lockTimeout)
+    if (header[H_MAGIC] !== MAGIC) throw new SPINDLE_CACHE_INVALID_BUFFER('it was not made by createSharedStore')
+    if (header[H_VERSION] !== LAYOUT_VERSION) throw new SPINDLE_CACHE_INVALID_BUFFER(`layout version ${header[H_VERSION]}, expected ${LAYOUT_VERSION}`)
+    const config: LayoutConfig = {
+      blockSize: header[H_BLOCK_SIZE]!,
+      blockCount: header[H_BLOCK_COUNT]!,
+      bucketCount: header[H_BUCKET_COUNT]!,
+      tagCapacity: header[H_TAG_CAPACITY]!,
+      leaseCapacity: header[H_LEASE_CAPACITY]!,
+    }
+    const r = regionsFor(config)
+    if (r.byteLength > buffer.byteLength) throw new SPINDLE_CACHE_INVALID_BUFFER('its header does not match its size')
+    this.buffer = buffer
+    this.#i32 = new Int32Array(buffer, 0, HEADER_INTS)
+    this.#counters = new Float64Array(buffer, r.counters, COUNTERS)
+    this.#buckets = new Int32Array(buffer, r.buckets, config.bucketCount)
+    this.#entries = new Int32Array(buffer, r.entries, config.blockCount * ENTRY_INTS)
+    this.#times = new Float64Array(buffer, r.entryTimes, config.blockCount * ENTRY_TIMES)
+    this.#links = new Int32Array(buffer, r.blockLinks, config.blockCount)
+    this.#data = new Uint8Array(buffer, r.data, config.blockCount * config.blockSize)
+    this.#tags = new TagTable(new Int32Array(buffer, r.tagHashes, config.tagCapacity * 2), new BigInt64Array(buffer, r.tagTimes, config.tagCapacity * 2))
+    this.#leases = new Leases(this.#i32, new Int32Array(buffer, r.leases, config.leaseCapacity * LEASE_INTS), new Float64Array(buffer, r.leaseDeadlines, config.leaseCapacity), {
+      lock: () => this.#lock(),
+      unlock: () => unlock(this.#i32),
+      coalesced: () => { this.#counters[C_COALESCED]! += 1 },
+    })
+    this.#blockSize = config.blockSize
+    this.#lockTimeout = header[H_LOCK_TIMEOUT]!
+    this.#maxEntryBytes = header[H_MAX_ENTRY_BYTES]!
+    if (init) this.#reset()
+  }
+
+  get maxEntryBytes (): number { return this.#maxEntryBytes }
+
+  #lock (): void {
+    if (lock(this.#i32, this.#lockTimeout)) {
+      // The previous holder died inside a critical section: its half-done work cannot be trusted.
+      this.#reset()
+      this.#counters[C_RESETS]! += 1
+    }
+  }
+
+  /** Store clock: wall time, but strictly increasing across threads, so an entry set after an invalidation is never older than it. Under the lock. */
+  #tick (): number {
+    const now = Math.max(Date.now(), this.#counters[C_CLOCK]! + 0.001)
+    this.#counters[C_CLOCK] = now
+    return now
+  }
+
+  #reset (): void {
+    const i32 = this.#i32
+    const blocks = this.#links.length
+    this.#buckets.fill(NONE)
+    for (let b = 0; b < blocks; b++) this.#links[b] = b + 1 < blocks ? b + 1 : NONE
+    for (let e = 0; e < blocks; e++) this.#entries[e * ENTRY_INTS + E_BUCKET_NEXT] = e + 1 < blocks ? e + 1 : NONE
+    i32[H_FREE_BLOCK_HEAD] = blocks > 0 ? 0 : NONE
+    i32[H_FREE_BLOCKS] = blocks
+    i32[H_FREE_ENTRY_HEAD] = blocks > 0 ? 0 : NONE
+    i32[H_ENTRIES] = 0
+    i32[H_QUEUE_HEAD] = NONE
+    i32[H_QUEUE_TAIL] = NONE
+    i32[H_HAND] = NONE
+    this.#counters[C_BYTES_USED] = 0
+    this.#leases.clear()
+  }
+
+  #find (hash: number, key: Uint8Array): number {
+    const ents = this.#entries
+    let e = this.#buckets[(hash >>> 0) & (this.#buckets.length - 1)]!
+    while (e !== NONE) {
+      const base = e * ENTRY_INTS
+      if (ents[base + E_HASH] === hash && ents[base + E_KEY_LEN] === key.length && this.#keyEquals(e, key)) return e
+      e = ents[base + E_BUCKET_NEXT]!
+    }
+    return NONE
+  }
+
+  #keyEquals (e: number, key: Uint8Array): boolean {
+    const bs = this.#blockSize
+    let block = this.#entries[e * ENTRY_INTS + E_FIRST_BLOCK]!
+    for (let done = 0; done < key.length; block = this.#links[block]!) {
+      const n = Math.min(bs, key.length - done)
+      const start = block * bs
+      for (let i = 0; i < n; i++) if (this.#data[start + i] !== key[done + i]) return false
+      done += n
+    }
+    return true
+  }
+
+  /** Copies `length` bytes starting `offset` bytes into entry `e` out of shared memory. */
+  #copyOut (e: number, offset: number, length: number): Buffer {
+    const out = Buffer.allocUnsafe(length)
+    const bs = this.#blockSize
+    let block = this.#entries[e * ENTRY_INTS + E_FIRST_BLOCK]!
+    let skip = offset
+    while (skip >= bs) { block = this.#links[block]!; skip -= bs }
+    for (let done = 0; done < length; block = this.#links[block]!) {
+      const n = Math.min(bs - skip, length - done)
+      const start = block * bs + skip
+      out.set(this.#data.subarray(start, start + n), done)
+      done += n
+      skip = 0
+    }
+    return out
+  }
+
+  #remove (e: number): void {
+    const ents = this.#entries
+    const i32 = this.#i32
+    const base = e * ENTRY_INTS
+    // Bucket chain.
+    const slot = (ents[base + E_HASH]! >>> 0) & (this.#buckets.length - 1)
+    let cur = this.#buckets[slot]!
+    if (cur === e) this.#buckets[slot] = ents[base + E_BUCKET_NEXT]!
+    else {
+      while (cur !== NONE && ents[cur * ENTRY_INTS + E_BUCKET_NEXT] !== e) cur = ents[cur * ENTRY_INTS + E_BUCKET_NEXT]!
+      if (cur !== NONE) ents[cur * ENTRY_INTS + E_BUCKET_NEXT] = ents[base + E_BUCKET_NEXT]!
+    }
+    // Queue (prev = newer, next = older).
+    const prev = ents[base + E_PREV]!
+    const next = ents[base + E_NEXT]!
+    if (i32[H_HAND] === e) i32[H_HAND] = prev
+    if (prev !== NONE) ents[prev * ENTRY_INTS + E_NEXT] = next
+    else i32[H_QUEUE_HEAD] = next
+    if (next !== NONE) ents[next * ENTRY_INTS + E_PREV] = prev
+    else i32[H_QUEUE_TAIL] = prev
+    // Blocks back to the free list.
+    const total = ents[base + E_KEY_LEN]! + ents[base + E_META_LEN]! + ents[base + E_VALUE_LEN]!
+    const first = ents[base + E_FIRST_BLOCK]!
+    let last = first
+    let count = 1
+    while (this.#links[last] !== NONE) { last = this.#links[last]!; count++ }
+    this.#links[last] = i32[H_FREE_BLOCK_HEAD]!
+    i32[H_FREE_BLOCK_HEAD] = first
+    i32[H_FREE_BLOCKS]! += count
+    // Entry record back to its free list.
+    ents[base + E_BUCKET_NEXT] = i32[H_FREE_ENTRY_HEAD]!
+    i32[H_FREE_ENTRY_HEAD] = e
+    i32[H_ENTRIES]! -= 1
+    this.#counters[C_BYTES_USED]! -= total
+  }
+
+  /** SIEVE: walk from the hand towards newer entries, giving visited ones a second chance. */
+  #evictOne (): boolean {
+    const ents = this.#entries
+    const i32 = this.#i32
+    let e = i32[H_HAND] !== NONE ? i32[H_HAND]! : i32[H_QUEUE_TAIL]!
+    if (e === NONE) return false
+    while (ents[e * ENTRY_INTS + E_VISITED] === 1) {
+      ents[e * ENTRY_INTS + E_VISITED] = 0
+      e = ents[e * ENTRY_INTS + E_PREV]!
+      if (e === NONE) e = i32[H_QUEUE_TAIL]!
+    }
+    i32[H_HAND] = e
+    this.#remove(e)
+    this.#counters[C_EVICTIONS]! += 1
+    return true
+  }
+
+  /** Entry state after its tags, path and the global invalidation time are consulted: 0 live, 1 stale, 2 gone. */
+  #tagState (storedAt: number, tags: readonly string[], path: string | undefined, now: number): number {
+    if (storedAt < this.#counters[C_GLOBAL_INVALIDATED_AT]!) return 2
+    let state = 0
+    const storedUs = Math.round(storedAt * 1000)
+    const nowUs = Math.round(now * 1000)
+    const check = (tag: string): void => {
+      const t = this.#tags.read(tag)
+      if (t === undefined || storedUs >= t[0]) return
+      state = Math.max(state, nowUs >= t[1] ? 2 : 1)
+    }
+    for (const tag of tags) check(tag)
+    if (path !== undefined) for (const tag of pathTags(path)) check(tag)
+    return state
+  }
+
+  /** The entry for `key`, copied out of shared memory, or undefined. */
+  get (key: string, options?: GetOptions): StoreEntry | undefined {
+    const keyBytes = encodeKey(key)
+    const hash = hash32(key, SEED_A)
+    const peek = options?.peek === true
+    this.#lock()
+    try {
+      const e = this.#find(hash, keyBytes)
+      // The store clock can run a little ahead of Date.now() (see #tick).
+      const now = Math.max(Date.now(), this.#counters[C_CLOCK]!)
+      if (e === NONE || this.#times[e * ENTRY_TIMES + T_EXPIRE_AT]! <= now) {
+        if (e !== NONE) this.#remove(e)
+        if (!peek) this.#counters[C_MISSES]! += 1
+        return undefined
+      }
+      const base = e * ENTRY_INTS
+      const metaLen = this.#entries[base + E_META_LEN]!
+      const bytes = this.#copyOut(e, this.#entries[base + E_KEY_LEN]!, metaLen + this.#entries[base + E_VALUE_LEN]!)
+      const meta = JSON.parse(bytes.toString('utf8', 0, metaLen)) as EncodedMeta
+      const storedAt = this.#times[e * ENTRY_TIMES + T_STORED_AT]!
+      const tags = meta.t ?? NO_TAGS
+      const state = this.#tagState(storedAt, tags, meta.p, now)
+      if (state === 2) {
+        this.#remove(e)
+        if (!peek) this.#counters[C_MISSES]! += 1
+        return undefined
+      }
+      const staleAt = meta.s ?? Infinity
+      const stale = state === 1 || now >= staleAt
+      if (!peek) {
+        this.#entries[base + E_VISITED] = 1
+        this.#counters[stale ? C_STALE_HITS : C_HITS]! += 1
+      }
+      return {
+        value: bytes.subarray(metaLen),
+        meta: meta.m,
+        tags,
+        path: meta.p,
+        storedAt,
+        staleAt,
+        expireAt: this.#times[e * ENTRY_TIMES + T_EXPIRE_AT]!,
+        stale,
+      }
+    } finally {
+      unlock(this.#i32)
+    }
+  }
+
+  /**
+   * Stores `value` under `key`, replacing any entry, evicting others as needed. Returns
+   * false (and stores nothing) when the value is larger than maxEntryBytes.
+   */
+  set (key: string, value: Uint8Array, options: SetOptions = {}): boolean {
+    if (!(value instanceof Uint8Array)) throw new SPINDLE_CACHE_INVALID_ARGUMENT(`value must be a Uint8Array or Buffer, got ${typeof value}`)
+    const keyBytes = encodeKey(key)
+    const meta: EncodedMeta = {}
+    if (options.tags && options.tags.length > 0) meta.t = [...options.tags]
+    if (options.path !== undefined) meta.p = options.path
+    if (options.staleAt !== undefined && Number.isFinite(options.staleAt)) meta.s = options.staleAt
+    if (options.meta !== undefined) meta.m = options.meta
+    const metaBytes = encoder.encode(JSON.stringify(meta))
+    const total = keyBytes.length + metaBytes.length + value.length
+    const bs = this.#blockSize
+    const need = Math.ceil(total / bs)
+    const hash = hash32(key, SEED_A)
+    this.#lock()
+    try {
+      const old = this.#find(hash, keyBytes)
+      if (old !== NONE) this.#remove(old)
+      if (value.length > this.#maxEntryBytes || need > this.#links.length) {
+        this.#counters[C_REJECTED]! += 1
+        return false
+      }
+      const i32 = this.#i32
+      while (i32[H_FREE_BLOCKS]! < need || i32[H_FREE_ENTRY_HEAD] === NONE) {
+        if (!this.#evictOne()) return false
+      }
+      const e = i32[H_FREE_ENTRY_HEAD]!
+      const ents = this.#entries
+      const base = e * ENTRY_INTS
+      i32[H_FREE_ENTRY_HEAD] = ents[base + E_BUCKET_NEXT]!
+      // Take `need` blocks off the free list; the chain keeps its links, the last one ends it.
+      const first = i32[H_FREE_BLOCK_HEAD]!
+      let last = first
+      for (let n = 1; n < need; n++) last = this.#links[last]!
+      i32[H_FREE_BLOCK_HEAD] = this.#links[last]!
+      this.#links[last] = NONE
+      i32[H_FREE_BLOCKS]! -= need
+      let block = first
+      let at = 0
+      for (const part of [keyBytes, metaBytes, value]) {
+        for (let done = 0; done < part.length;) {
+          const n = Math.min(bs - at, part.length - done)
+          this.#data.set(part.subarray(done, done + n), block * bs + at)
+          done += n
+          at += n
+          if (at === bs) { block = this.#links[block]!; at = 0 }
+        }
+      }
+      ents[base + E_HASH] = hash
+      ents[base + E_FIRST_BLOCK] = first
+      ents[base + E_KEY_LEN] = keyBytes.length
+      ents[base + E_META_LEN] = metaBytes.length
+      ents[base + E_VALUE_LEN] = value.length
+      ents[base + E_VISITED] = 0
+      ents[base + E_STAMP] = (i32[H_STAMP] = (i32[H_STAMP]! + 1) | 0)
+      this.#times[e * ENTRY_TIMES + T_STORED_AT] = this.#tick()
+      this.#times[e * ENTRY_TIMES + T_EXPIRE_AT] = options.expireAt ?? Infinity
+      const slot = (hash >>> 0) & (this.#buckets.length - 1)
+      ents[base + E_BUCKET_NEXT] = this.#buckets[slot]!
+      this.#buckets[slot] = e
+      const head = i32[H_QUEUE_HEAD]!
+      ents[base + E_PREV] = NONE
+      ents[base + E_NEXT] = head
+      if (head !== NONE) ents[head * ENTRY_INTS + E_PREV] = e
+      else i32[H_QUEUE_TAIL] = e
+      i32[H_QUEUE_HEAD] = e
+      i32[H_ENTRIES]! += 1
+      this.#counters[C_BYTES_USED]! += total
+      this.#counters[C_SETS]! += 1
+      return true
+    } finally {
+      unlock(this.#i32)
+    }
+  }
+
+  /** Removes `key`; true if it was there. */
+  delete (key: string): boolean {
+    const keyBytes = encodeKey(key)
+    this.#lock()
+    try {
+      const e = this.#find(hash32(key, SEED_A), keyBytes)
+      if (e === NONE) return false
+      this.#remove(e)
+      return true
+    } finally {
+      unlock(this.#i32)
+    }
+  }
+
+  /** Removes every entry (tag times stay). */
+  clear (): void {
+    this.#lock()
+    try { this.#reset() } finally { unlock(this.#i32) }
+  }
+
+  /**
+   * Marks tags as revalidated now: entries stored before are stale at once and gone after
+   * `expire` ms (default 0: gone now). Returns the invalidation time. Every thread sees it
+   * at once.
+   */
+  invalidateTags (tags: readonly string[], options?: { expire?: number }): number {
+    const expire = options?.expire ?? 0
+    if (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string')) throw new SPINDLE_CACHE_INVALID_ARGUMENT('tags must be an array of strings')
+    if (typeof expire !== 'number' || !(expire >= 0)) throw new SPINDLE_CACHE_INVALID_ARGUMENT(`expire must be a number of ms >= 0, got ${String(expire)}`)
+    this.#lock()
+    try {
+      const now = this.#tick()
+      const expireAt = Math.min(now + expire, 8.64e15)
+      for (const tag of tags) {
+        // A full table cannot record the tag: invalidating everything is the safe answer.
+        if (!this.#tags.mark(tag, Math.round(now * 1000), Math.round(expireAt * 1000))) this.#counters[C_GLOBAL_INVALIDATED_AT] = now
+      }
+      return now
+    } finally {
+      unlock(this.#i32)
+    }
+  }
+
+  /** Invalidates every entry stored with a path equal to, or under, one of `prefixes` ('/blog' covers '/blog/x', not '/blogger'). */
+  invalidatePaths (prefixes: readonly string[], options?: { expire?: number }): number {
+    if (!Array.isArray(prefixes) || prefixes.some((p) => typeof p !== 'string' || !p.startsWith('/'))) {
+      throw new SPINDLE_CACHE_INVALID_ARGUMENT('paths must be an array of strings starting with /')
+    }
+    return this.invalidateTags(prefixes.map(pathTag), options)
+  }
+
+  /** The latest time any of `tags` was invalidated (ms since epoch), 0 if never. Lock-free. */
+  tagsRevalidatedAt (tags: readonly string[]): number {
+    let latest = 0
+    for (const tag of tags) {
+      const t = this.#tags.read(tag)
+      if (t !== undefined) latest = Math.max(latest, t[0] / 1000)
+    }
+    return latest
+  }
+
+  /**
+   * Claims the right to produce `key` for at most `ttl` ms. Undefined when another thread
+   * (or this one) holds it: wait with `waitFor`. Release the lease when done.
+   */
+  tryLease (key: string, ttl: number): Lease | undefined {
+    return this.#leases.tryLease(key, ttl)
+  }
+
+  /** Resolves true once no one holds a lease on `key`, false after `timeout` ms. Never blocks the event loop. */
+  waitFor (key: string, timeout: number): Promise<boolean> {
+    return this.#leases.waitFor(key, timeout)
+  }
+
+  stats (): StoreStats {
+    this.#lock()
+    try {
+      const c = this.#counters
+      const i32 = this.#i32
+      const blocks = this.#links.length
+      return {
+        hits: c[C_HITS]!,
+        misses: c[C_MISSES]!,
+        staleHits: c[C_STALE_HITS]!,
+        coalescedWaits: c[C_COALESCED]!,
+        evictions: c[C_EVICTIONS]!,
+        sets: c[C_SETS]!,
+        rejected: c[C_REJECTED]!,
+        resets: c[C_RESETS]!,
+        entries: i32[H_ENTRIES]!,
+        bytesUsed: c[C_BYTES_USED]!,
+        bytesAllocated: (blocks - i32[H_FREE_BLOCKS]!) * this.#blockSize,
+        bytesCapacity: blocks * this.#blockSize,
+        byteLength: this.buffer.byteLength,
+        maxEntryBytes: this.#maxEntryBytes,
+      }
+    } finally {
+      unlock(this.#i32)
+    }
+  }
+}
+
+function encodeKey (key: string): Uint8Array {
+  if (typeof key !== 'string' || key.length === 0) throw new SPINDLE_CACHE_INVALID_ARGUMENT(`key must be a non-empty string, got ${typeof key}`)
+  return encoder.encode(key)
+}
+
+function writeHeader (header: Int32Array, config: LayoutConfig, maxEntryBytes: number, lockTimeout: number): void {
+  header[H_BLOCK_SIZE] = config.blockSize
+  header[H_BLOCK_COUNT] = config.blockCount
+  header[H_ENTRY_CAPACITY] = config.blockCount
+  header[H_BUCKET_COUNT] = config.bucketCount
+  header[H_TAG_CAPACITY] = config.tagCapacity
+  header[H_LEASE_CAPACITY] = config.leaseCapacity
+  header[H_MAX_ENTRY_BYTES] = maxEntryBytes
+  header[H_LOCK_TIMEOUT] = lockTimeout
+  header[H_VERSION] = LAYOUT_VERSION
+  Atomics.store(header, H_MAGIC, MAGIC)
+}
+
+/** Creates a store in a new SharedArrayBuffer. Do it once per process, in the main thread, and hand `store.buffer` to the workers. */
+export function createSharedStore (options?: SharedStoreOptions): SharedStore {
+  const opts = resolveStoreOptions(options)
+  const config = fitLayout(opts.maxBytes, opts.blockSize, opts.maxTags, opts.maxPending)
+  if (!config) throw new SPINDLE_CACHE_INVALID_BUFFER(`maxBytes ${opts.maxBytes} leaves no room for data with these options`)
+  const buffer = new SharedArrayBuffer(regionsFor(config).byteLength)
+  return new SharedStore(buffer, { config, maxEntryBytes: opts.maxEntryBytes, lockTimeout: opts.lockTimeout })
+}
+
+/** Opens a store another thread created, from its `buffer`. */
+export function openSharedStore (buffer: SharedArrayBuffer): SharedStore {
+  return new SharedStore(buffer)
+}
