@@ -30,7 +30,7 @@ export interface SetOptions {
 }
 
 export interface GetOptions {
-  /** Do not count a hit or miss and do not mark the entry as recently used. */
+  /** Do not count a hit or miss (for lookups that are not the caller's own hit or miss). */
   peek?: boolean
 }
 
@@ -304,10 +304,8 @@ export class SharedStore {
       }
       const staleAt = meta.s ?? Infinity
       const stale = state === 1 || now >= staleAt
-      if (!peek) {
-        this.#entries[base + E_VISITED] = 1
-        this.#counters[stale ? C_STALE_HITS : C_HITS]! += 1
-      }
+      this.#entries[base + E_VISITED] = 1
+      if (!peek) this.#counters[stale ? C_STALE_HITS : C_HITS]! += 1
       return {
         value: bytes.subarray(metaLen),
         meta: meta.m,
@@ -396,6 +394,16 @@ export class SharedStore {
       this.#counters[C_BYTES_USED]! += total
       this.#counters[C_SETS]! += 1
       return true
+    } finally {
+      unlock(this.#i32)
+    }
+  }
+
+  /** Counts a lookup made with `peek` as the caller's hit, stale hit or miss (for layers that look up in two steps). */
+  count (result: 'hit' | 'stale' | 'miss'): void {
+    this.#lock()
+    try {
+      this.#counters[result === 'hit' ? C_HITS : result === 'stale' ? C_STALE_HITS : C_MISSES]! += 1
     } finally {
       unlock(this.#i32)
     }

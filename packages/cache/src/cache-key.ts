@@ -1,0 +1,55 @@
+import type { IncomingHttpHeaders } from 'node:http'
+
+/** What a cache key is computed from: the raw request line and headers, before any proxy trust is applied. */
+export interface KeyRequest {
+  /** The request target as received: path and query. */
+  readonly url: string
+  readonly headers: IncomingHttpHeaders
+  /** True when the connection itself is TLS. */
+  readonly encrypted: boolean
+}
+
+export type KeyFunction = (request: KeyRequest) => string
+
+/**
+ * Request headers that frameworks use to rebuild the public URL (Fastify's trustProxy,
+ * Next.js, React Router). They change what a page says about itself, so by default each
+ * one that is present becomes part of the key: a request that forges one gets its own
+ * entry and can never change what others are served.
+ */
+export const DEFAULT_KEY_HEADERS: readonly string[] = Object.freeze([
+  'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-port', 'x-forwarded-prefix', 'x-forwarded-server',
+  'forwarded', 'x-host', 'x-original-host', 'x-original-url', 'x-rewrite-url', 'x-forwarded-scheme', 'x-url-scheme',
+])
+
+/** Requests with these headers are never answered from, nor stored in, the cache: they change the method. */
+export const BYPASS_HEADERS: readonly string[] = Object.freeze(['x-http-method-override', 'x-http-method', 'x-method-override'])
+
+function headerText (value: string | string[] | undefined): string {
+  return Array.isArray(value) ? value.join(', ') : value ?? ''
+}
+
+/**
+ * The default key: `scheme://host/path?query`, from the connection and the Host header
+ * (never from forwarded headers), then one `\nname: value` line per key header present.
+ */
+export function defaultKey (keyHeaders: readonly string[]): KeyFunction {
+  return (req) => {
+    let key = `${req.encrypted ? 'https' : 'http'}://${headerText(req.headers.host).toLowerCase()}${req.url}`
+    for (const name of keyHeaders) {
+      const value = req.headers[name]
+      if (value !== undefined) key += `\n${name}: ${headerText(value)}`
+    }
+    return key
+  }
+}
+
+/** The key of a variant: the primary key, the Vary record's id, and the request's values of the Vary fields. */
+export function variantKey (primary: string, varyId: string, fields: readonly string[], headers: IncomingHttpHeaders): string {
+  return `${primary}\n\0vary ${varyId}\n` + fields.map((f) => `${f}=${encodeURIComponent(normalize(headers[f]))}`).join('&')
+}
+
+function normalize (value: string | string[] | undefined): string {
+  if (value === undefined) return '\0'
+  return headerText(value).split(',').map((s) => s.trim().replace(/\s+/g, ' ')).join(',')
+}

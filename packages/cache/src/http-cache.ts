@@ -1,0 +1,340 @@
+import { randomUUID } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { deltaSeconds, type Directives, parseCacheControl, parseList } from './cache-control.ts'
+import { type KeyRequest, variantKey } from './cache-key.ts'
+import { analyze, currentAge, describe, headerValue, type HeaderLines, keepFor, mergeNotModified, type PolicyOptions, type ResponseMeta, toLines } from './cache-policy.ts'
+import { captureResponse, interceptHead } from './capture.ts'
+import { type HttpCacheOptions, resolveHttpCacheOptions, type ResolvedHttpCacheOptions } from './plugin-options.ts'
+import { purge, type PurgeRequest, type PurgeResult } from './purge.ts'
+import { getSharedStore } from './shared-resource.ts'
+import { createSharedStore, type Lease, type SharedStore, type StoreStats } from './shared-store.ts'
+import { type Found, isVaryRecord, sendLines, serveStored, type VaryRecord } from './stored-response.ts'
+
+export interface HttpCacheDecorator {
+  readonly store: SharedStore
+  /** Purges by key, tag and path prefix, for every thread. */
+  purge (request: PurgeRequest): PurgeResult
+  /** The cache key of a request, as the plugin computes it. */
+  keyOf (request: KeyRequest): string
+  stats (): StoreStats
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    httpCache: HttpCacheDecorator
+  }
+}
+
+// Marks the plugin's own revalidation requests (fastify.inject); the value is a per-process secret.
+const INTERNAL = 'x-spindle-cache-internal'
+// Uncacheable answers are remembered this long so requests for them do not queue behind one another.
+const PASS_MS = 30_000
+const REFRESH_LEASE_MS = 30_000
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH', 'REPORT'])
+const CONDITIONAL = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range']
+const EMPTY = Buffer.alloc(0)
+
+interface Context {
+  request: FastifyRequest
+  reply: FastifyReply
+  primary: string
+  cc: Directives
+}
+
+interface RouteResult { status: number, lines: HeaderLines, body: Buffer, requestTime: number, responseTime: number }
+
+class HttpCache {
+  readonly #fastify: FastifyInstance
+  readonly #store: SharedStore
+  readonly #o: ResolvedHttpCacheOptions
+  readonly #policy: PolicyOptions
+  readonly #secret = randomUUID()
+
+  constructor (fastify: FastifyInstance, store: SharedStore, o: ResolvedHttpCacheOptions) {
+    this.#fastify = fastify
+    this.#store = store
+    this.#o = o
+    this.#policy = { heuristicFraction: o.heuristicFraction, heuristicMaxAge: o.heuristicMaxAge, staleOnError: o.staleOnError }
+  }
+
+  keyRequest (request: FastifyRequest, url = request.raw.url ?? '/'): KeyRequest {
+    return { url, headers: request.raw.headers, encrypted: (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true }
+  }
+
+  async onRequest (request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    const headers = request.raw.headers
+    if (headers[INTERNAL] !== undefined) {
+      const ours = headers[INTERNAL] === this.#secret
+      delete headers[INTERNAL]
+      if (ours) return undefined
+    }
+    const method = request.raw.method ?? 'GET'
+    if (method !== 'GET' && method !== 'HEAD') {
+      if (!SAFE.has(method)) this.#invalidateAfter(request, reply)
+      return undefined
+    }
+    if (headers.upgrade !== undefined || this.#o.bypassHeaders.some((h) => headers[h] !== undefined) || (this.#o.shouldCache && !this.#o.shouldCache(request))) {
+      this.#label(reply, 'BYPASS')
+      return undefined
+    }
+    const ctx: Context = { request, reply, primary: this.#o.key(this.keyRequest(request)), cc: parseCacheControl(headers['cache-control']) }
+    if (ctx.cc.size === 0 && parseList(headers.pragma).includes('no-cache')) ctx.cc.set('no-cache', true)
+
+    const found = this.#lookup(ctx.primary, request)
+    if (headers.range !== undefined) {
+      // Ranges are cut from a fresh stored response; anything else goes to the route, unstored.
+      if (found && this.#freshness(ctx, found).usable) {
+        serveStored(reply, found, this.#o.statusHeader, 'HIT')
+        return reply
+      }
+      this.#label(reply, 'BYPASS')
+      return undefined
+    }
+    if (found && await this.#answer(ctx, found)) return reply
+    if (ctx.cc.has('only-if-cached')) {
+      sendLines(reply, 504, [], undefined, this.#o.statusHeader, 'MISS')
+      return reply
+    }
+    if (method === 'HEAD') {
+      this.#label(reply, 'MISS')
+      return undefined
+    }
+    let lease: Lease | undefined
+    if (this.#o.coalesceTimeout !== false && !this.#store.get(`\0pass\n${ctx.primary}`, { peek: true })) {
+      lease = this.#store.tryLease(ctx.primary, this.#o.coalesceTimeout)
+      if (!lease) {
+        // Another thread is producing this key: wait for it rather than render it again.
+        await this.#store.waitFor(ctx.primary, this.#o.coalesceTimeout)
+        const again = this.#lookup(ctx.primary, request)
+        if (again && await this.#answer(ctx, again)) return reply
+        lease = this.#store.tryLease(ctx.primary, this.#o.coalesceTimeout)
+      }
+    }
+    this.#fill(ctx, lease)
+    return undefined
+  }
+
+  #label (reply: FastifyReply, label: string): void {
+    if (this.#o.statusHeader) reply.raw.setHeader(this.#o.statusHeader, label)
+  }
+
+  #lookup (primary: string, request: FastifyRequest): Found | undefined {
+    // The primary key holds a response or, for responses with Vary, the record naming the variants.
+    const entry = this.#store.get(primary, { peek: true })
+    if (!entry) {
+      this.#store.count('miss')
+      return undefined
+    }
+    if (!isVaryRecord(entry.meta)) {
+      this.#store.count(entry.stale ? 'stale' : 'hit')
+      return { key: primary, entry, meta: entry.meta as ResponseMeta }
+    }
+    const key = variantKey(primary, entry.meta.vary.id, entry.meta.vary.f, request.raw.headers)
+    const variant = this.#store.get(key)
+    return variant ? { key, entry: variant, meta: variant.meta as ResponseMeta } : undefined
+  }
+
+  /** Answers from a stored response if the rules allow (possibly after revalidating); false to go on as a miss. */
+  /** Whether a stored response may answer this request as it is (RFC 9111 4.2, request directives included). */
+  #freshness (ctx: Context, found: Found): { usable: boolean, validate: boolean, staleFor: number } {
+    const { meta } = found
+    const age = currentAge(meta, Date.now())
+    let fresh = age < meta.fl && !found.entry.stale
+    const maxAge = deltaSeconds(ctx.cc, 'max-age')
+    if (maxAge !== undefined && age > maxAge) fresh = false
+    const minFresh = deltaSeconds(ctx.cc, 'min-fresh')
+    if (minFresh !== undefined && meta.fl - age < minFresh) fresh = false
+    const validate = meta.nc === 1 || ctx.cc.has('no-cache')
+    const authorized = ctx.request.raw.headers.authorization === undefined || meta.au === 1
+    return { usable: fresh && !validate && authorized, validate, staleFor: age - meta.fl }
+  }
+
+  async #answer (ctx: Context, found: Found): Promise<boolean> {
+    const { meta } = found
+    if (ctx.request.raw.headers.authorization !== undefined && !meta.au) return false
+    const { usable, validate, staleFor } = this.#freshness(ctx, found)
+    if (usable) {
+      serveStored(ctx.reply, found, this.#o.statusHeader, 'HIT')
+      return true
+    }
+    if (!validate && meta.mr !== 1) {
+      const maxStale = ctx.cc.get('max-stale')
+      if (maxStale === true || (maxStale !== undefined && staleFor <= (deltaSeconds(ctx.cc, 'max-stale') ?? -1))) {
+        serveStored(ctx.reply, found, this.#o.statusHeader, 'STALE')
+        return true
+      }
+      if (meta.swr !== undefined && staleFor <= meta.swr && !ctx.cc.has('max-age')) {
+        serveStored(ctx.reply, found, this.#o.statusHeader, 'STALE')
+        this.#refreshInBackground(ctx, found)
+        return true
+      }
+    }
+    return await this.#revalidate(ctx, found, staleFor)
+  }
+
+  /** stale-if-error, or the plugin's own grace window, unless the response forbids serving it stale. */
+  #canServeOnError (ctx: Context, found: Found, staleFor: number): boolean {
+    if (found.meta.mr === 1 || found.meta.nc === 1 || ctx.cc.has('no-cache')) return false
+    const window = Math.max(found.meta.sie ?? 0, deltaSeconds(ctx.cc, 'stale-if-error') ?? 0, this.#o.staleOnError)
+    return staleFor <= window
+  }
+
+  async #revalidate (ctx: Context, found: Found, staleFor: number): Promise<boolean> {
+    let result: RouteResult
+    try {
+      result = await this.#runRoute(ctx.request, found.meta)
+    } catch (err) {
+      if (this.#canServeOnError(ctx, found, staleFor)) {
+        serveStored(ctx.reply, found, this.#o.statusHeader, 'STALE')
+        return true
+      }
+      throw err
+    }
+    if (result.status === 304) {
+      const updated = this.#updateFromNotModified(ctx.request, found, result)
+      // A Set-Cookie on the 304 belongs to this client only: sent, never stored.
+      const cookies = result.lines.filter(([n]) => n === 'set-cookie')
+      serveStored(ctx.reply, updated, this.#o.statusHeader, 'REVALIDATED', cookies)
+      return true
+    }
+    if (result.status >= 500 && this.#canServeOnError(ctx, found, staleFor)) {
+      serveStored(ctx.reply, found, this.#o.statusHeader, 'STALE')
+      return true
+    }
+    this.#storeResponse(ctx.request, ctx.primary, result)
+    sendLines(ctx.reply, result.status, result.lines, result.body, this.#o.statusHeader, 'MISS')
+    return true
+  }
+
+  #refreshInBackground (ctx: Context, found: Found): void {
+    // One refresh per key for every thread of the process.
+    const lease = this.#store.tryLease(`\0refresh\n${found.key}`, REFRESH_LEASE_MS)
+    if (!lease) return
+    const { request, primary } = ctx
+    this.#runRoute(request, found.meta).then((result) => {
+      if (result.status === 304) this.#updateFromNotModified(request, found, result)
+      else if (result.status < 500) this.#storeResponse(request, primary, result)
+    }, (err: unknown) => {
+      request.log.warn({ err }, 'background revalidation failed')
+    }).finally(() => lease.release())
+  }
+
+  /** Runs the route again through Fastify, uncached, with the stored validators. */
+  async #runRoute (request: FastifyRequest, meta: ResponseMeta): Promise<RouteResult> {
+    const headers: Record<string, string | string[] | undefined> = { ...request.raw.headers }
+    for (const h of CONDITIONAL) delete headers[h]
+    const etag = headerValue(meta.h, 'etag')
+    const lastModified = headerValue(meta.h, 'last-modified')
+    if (typeof etag === 'string') headers['if-none-match'] = etag
+    if (typeof lastModified === 'string') headers['if-modified-since'] = lastModified
+    headers[INTERNAL] = this.#secret
+    const requestTime = Date.now()
+    const res = await this.#fastify.inject({ method: 'GET', url: request.raw.url ?? '/', headers, remoteAddress: request.raw.socket?.remoteAddress ?? '127.0.0.1' })
+    return { status: res.statusCode, lines: toLines(res.headers), body: res.rawPayload, requestTime, responseTime: Date.now() }
+  }
+
+  #updateFromNotModified (request: FastifyRequest, found: Found, result: RouteResult): Found {
+    const lines = mergeNotModified(found.meta.h, result.lines.filter(([n]) => n !== 'set-cookie'))
+    const meta = describe(found.meta.s, lines, result.requestTime, result.responseTime, this.#policy, headerValue(result.lines, 'age'))
+    const validators = lines.some(([n]) => n === 'etag' || n === 'last-modified')
+    this.#store.set(found.key, found.entry.value, {
+      tags: found.entry.tags,
+      path: found.entry.path,
+      staleAt: staleAt(meta),
+      expireAt: Date.now() + keepFor(meta, validators, this.#policy),
+      meta,
+    })
+    return { key: found.key, entry: found.entry, meta }
+  }
+
+  /** Stores a response if RFC 9111 allows it; remembers for a while when it is not cacheable. */
+  #storeResponse (request: FastifyRequest, primary: string, r: RouteResult, varyHeaders = request.raw.headers): boolean {
+    const cc = parseCacheControl(request.raw.headers['cache-control'])
+    const verdict = analyze(r.status, r.lines, r.requestTime, r.responseTime, { authorized: request.raw.headers.authorization !== undefined, noStore: cc.has('no-store') }, this.#policy)
+    if (!verdict.ok) {
+      if (verdict.reason !== 'request no-store' && verdict.reason !== 'authorization') {
+        this.#store.set(`\0pass\n${primary}`, EMPTY, { expireAt: Date.now() + PASS_MS })
+      }
+      return false
+    }
+    const meta = verdict.meta
+    let key = primary
+    const vary = parseList(headerValue(meta.h, 'vary'))
+    if (vary.length > 0) {
+      const record = this.#store.get(primary, { peek: true })
+      let id: string
+      if (record && isVaryRecord(record.meta) && record.meta.vary.f.join() === vary.join()) id = record.meta.vary.id
+      else {
+        id = randomUUID().slice(0, 8)
+        this.#store.set(primary, EMPTY, { meta: { vary: { id, f: vary } } satisfies VaryRecord })
+      }
+      key = variantKey(primary, id, vary, varyHeaders)
+    }
+    const tagText = this.#o.tagHeader ? headerValue(meta.h, this.#o.tagHeader) : undefined
+    const tags = tagText === undefined ? [] : [tagText].flat().flatMap((t) => t.split(/[\s,]+/)).filter(Boolean)
+    const stored = this.#store.set(key, r.body, {
+      tags,
+      path: (request.raw.url ?? '/').split('?')[0],
+      staleAt: staleAt(meta),
+      expireAt: Date.now() + verdict.keepFor,
+      meta,
+    })
+    if (stored) this.#store.delete(`\0pass\n${primary}`)
+    return stored
+  }
+
+  /** A miss: the route answers the client as usual while a copy is taken for the store. */
+  #fill (ctx: Context, lease: Lease | undefined): void {
+    const { request, reply } = ctx
+    const requestTime = Date.now()
+    const varyHeaders = { ...request.raw.headers }
+    captureResponse(reply.raw, this.#store.maxEntryBytes, () => this.#label(reply, 'MISS'), (captured) => {
+      try {
+        if (captured) this.#storeResponse(request, ctx.primary, { ...captured, requestTime, responseTime: Date.now() }, varyHeaders)
+      } catch (err) {
+        request.log.error({ err }, 'storing a response in the cache failed')
+      } finally {
+        lease?.release()
+      }
+    })
+  }
+
+  /** After a successful unsafe request, drops the stored responses of its URL, Location and Content-Location (same host). */
+  #invalidateAfter (request: FastifyRequest, reply: FastifyReply): void {
+    interceptHead(reply.raw, (status, lines) => {
+      if (status < 200 || status >= 400) return
+      const base = new URL(request.raw.url ?? '/', `http://${request.raw.headers.host ?? 'localhost'}`)
+      const urls = [base.pathname + base.search]
+      for (const name of ['location', 'content-location']) {
+        const value = headerValue(lines, name)
+        if (typeof value !== 'string') continue
+        try {
+          const target = new URL(value, base)
+          if (target.host === base.host) urls.push(target.pathname + target.search)
+        } catch {}
+      }
+      for (const url of urls) this.#store.delete(this.#o.key(this.keyRequest(request, url)))
+    })
+  }
+}
+
+function staleAt (meta: ResponseMeta): number {
+  return meta.ia < 0 ? meta.rt : meta.rt + (meta.fl - meta.ia) * 1000
+}
+
+async function httpCachePlugin (fastify: FastifyInstance, options: HttpCacheOptions): Promise<void> {
+  const o = resolveHttpCacheOptions(options)
+  const store = o.store ?? getSharedStore(o.sharedName) ?? createSharedStore(o.storeOptions)
+  const cache = new HttpCache(fastify, store, o)
+  fastify.decorate('httpCache', Object.freeze({
+    store,
+    purge: (request: PurgeRequest) => purge(store, request),
+    keyOf: (request: KeyRequest) => o.key(request),
+    stats: () => store.stats(),
+  }))
+  fastify.addHook('onRequest', (request, reply) => cache.onRequest(request, reply))
+}
+
+/** RFC 9111 shared cache in front of every route registered after it, backed by the shared store. */
+export const httpCache = fp(httpCachePlugin, { name: '@spindle/cache', fastify: '5.x' })

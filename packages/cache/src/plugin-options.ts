@@ -1,0 +1,115 @@
+import type { FastifyRequest } from 'fastify'
+import { BYPASS_HEADERS, DEFAULT_KEY_HEADERS, defaultKey, type KeyFunction } from './cache-key.ts'
+import { SPINDLE_CACHE_INVALID_OPTION } from './errors.ts'
+import { DEFAULT_SHARED_NAME } from './shared-resource.ts'
+import { SharedStore } from './shared-store.ts'
+import { resolveStoreOptions, show, type SharedStoreOptions } from './store-options.ts'
+
+export interface HttpCacheOptions {
+  /** The store to use. Default: the one shared by the runtime under `sharedName`, else a private store made from `storeOptions`. */
+  store?: SharedStore
+  /** Name of the runtime shared resource holding the store's buffer. Default 'spindleCache'. */
+  sharedName?: string
+  /** Options of the private store made when no store is given or shared. */
+  storeOptions?: SharedStoreOptions
+  /** Computes the cache key. Default: `scheme://host/path?query` plus the values of `keyHeaders` present. */
+  key?: KeyFunction
+  /** Request headers added to the default key when present. Default: the forwarded-URL headers (see the guide). */
+  keyHeaders?: readonly string[]
+  /** Response header listing tags to purge by (comma or space separated); false to ignore tags. Default 'cache-tag'. */
+  tagHeader?: string | false
+  /** Response header that says HIT, MISS, STALE, REVALIDATED or BYPASS; false for none. Default 'x-cache'. */
+  statusHeader?: string | false
+  /** Longest wait for another thread producing the same key, in ms; false to never wait. Default 10000. */
+  coalesceTimeout?: number | false
+  /**
+   * Seconds a stale response may still be served when revalidating it fails (the route
+   * throws or answers 500, 502, 503 or 504), unless it says must-revalidate,
+   * proxy-revalidate, s-maxage or no-cache. The response's own stale-if-error can extend
+   * it. 0 turns it off. Default 60.
+   */
+  staleOnError?: number
+  /** Share of (Date - Last-Modified) used as heuristic freshness. Default 0.1. */
+  heuristicFraction?: number
+  /** Cap of heuristic freshness, in seconds. Default 86400. */
+  heuristicMaxAge?: number
+  /** Return false to leave a request alone (no lookup, no store). Default: every GET and HEAD is considered. */
+  shouldCache?: (request: FastifyRequest) => boolean
+}
+
+export interface ResolvedHttpCacheOptions {
+  readonly store: SharedStore | undefined
+  readonly sharedName: string
+  readonly storeOptions: SharedStoreOptions | undefined
+  readonly key: KeyFunction
+  readonly bypassHeaders: readonly string[]
+  readonly tagHeader: string | false
+  readonly statusHeader: string | false
+  readonly coalesceTimeout: number | false
+  readonly staleOnError: number
+  readonly heuristicFraction: number
+  readonly heuristicMaxAge: number
+  readonly shouldCache: ((request: FastifyRequest) => boolean) | undefined
+}
+
+const KNOWN = new Set(['store', 'sharedName', 'storeOptions', 'key', 'keyHeaders', 'tagHeader', 'statusHeader', 'coalesceTimeout', 'staleOnError', 'heuristicFraction', 'heuristicMaxAge', 'shouldCache'])
+const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/
+
+function fail (message: string): never {
+  throw new SPINDLE_CACHE_INVALID_OPTION(message)
+}
+
+function headerName (name: string, value: unknown, fallback: string | false): string | false {
+  if (value === undefined) return fallback
+  if (value === false) return false
+  if (typeof value !== 'string' || !TOKEN.test(value.toLowerCase())) fail(`${name} must be a header name or false, got ${show(value)}`)
+  return value.toLowerCase()
+}
+
+/** Checks the plugin options, fills defaults and returns a frozen copy. Throws SPINDLE_CACHE_INVALID_OPTION. */
+export function resolveHttpCacheOptions (input: HttpCacheOptions = {}): ResolvedHttpCacheOptions {
+  if (typeof input !== 'object' || input === null) fail(`options must be an object, got ${show(input)}`)
+  for (const key of Object.keys(input)) if (!KNOWN.has(key)) fail(`unknown option ${JSON.stringify(key)}`)
+  if (input.store !== undefined && !(input.store instanceof SharedStore)) fail('store must be a SharedStore (createSharedStore / openSharedStore)')
+  if (input.sharedName !== undefined && (typeof input.sharedName !== 'string' || input.sharedName === '')) fail(`sharedName must be a non-empty string, got ${show(input.sharedName)}`)
+  if (input.storeOptions !== undefined) resolveStoreOptions(input.storeOptions)
+  if (input.key !== undefined && typeof input.key !== 'function') fail(`key must be a function, got ${show(input.key)}`)
+  if (input.shouldCache !== undefined && typeof input.shouldCache !== 'function') fail(`shouldCache must be a function, got ${show(input.shouldCache)}`)
+  let keyHeaders = DEFAULT_KEY_HEADERS
+  if (input.keyHeaders !== undefined) {
+    if (!Array.isArray(input.keyHeaders) || input.keyHeaders.some((h) => typeof h !== 'string' || !TOKEN.test(h.toLowerCase()))) {
+      fail('keyHeaders must be an array of header names')
+    }
+    keyHeaders = Object.freeze(input.keyHeaders.map((h) => h.toLowerCase()))
+  }
+  const coalesceTimeout = input.coalesceTimeout ?? 10_000
+  if (coalesceTimeout !== false && (typeof coalesceTimeout !== 'number' || !Number.isInteger(coalesceTimeout) || coalesceTimeout < 1)) {
+    fail(`coalesceTimeout must be a positive integer of ms or false, got ${show(coalesceTimeout)}`)
+  }
+  const staleOnError = input.staleOnError ?? 60
+  if (typeof staleOnError !== 'number' || !Number.isInteger(staleOnError) || staleOnError < 0) {
+    fail(`staleOnError must be an integer number of seconds >= 0, got ${show(staleOnError)}`)
+  }
+  const heuristicFraction = input.heuristicFraction ?? 0.1
+  if (typeof heuristicFraction !== 'number' || !(heuristicFraction >= 0 && heuristicFraction <= 1)) {
+    fail(`heuristicFraction must be a number from 0 to 1, got ${show(heuristicFraction)}`)
+  }
+  const heuristicMaxAge = input.heuristicMaxAge ?? 86_400
+  if (typeof heuristicMaxAge !== 'number' || !Number.isInteger(heuristicMaxAge) || heuristicMaxAge < 0) {
+    fail(`heuristicMaxAge must be an integer number of seconds >= 0, got ${show(heuristicMaxAge)}`)
+  }
+  return Object.freeze({
+    store: input.store,
+    sharedName: input.sharedName ?? DEFAULT_SHARED_NAME,
+    storeOptions: input.storeOptions,
+    key: input.key ?? defaultKey(keyHeaders),
+    bypassHeaders: BYPASS_HEADERS,
+    tagHeader: headerName('tagHeader', input.tagHeader, 'cache-tag'),
+    statusHeader: headerName('statusHeader', input.statusHeader, 'x-cache'),
+    coalesceTimeout,
+    staleOnError,
+    heuristicFraction,
+    heuristicMaxAge,
+    shouldCache: input.shouldCache,
+  })
+}

@@ -1,0 +1,93 @@
+import type { FastifyReply } from 'fastify'
+import { currentAge, type HeaderLines, headerValue, notModified, notModifiedLines, type ResponseMeta } from './cache-policy.ts'
+import type { StoreEntry } from './shared-store.ts'
+
+/** A stored response found for a request: the store key it lives under (primary or variant) and its parts. */
+export interface Found {
+  key: string
+  entry: StoreEntry
+  meta: ResponseMeta
+}
+
+/** The metadata of a primary key whose responses vary: the Vary fields and the id that names this set of variants. */
+export interface VaryRecord {
+  vary: { id: string, f: string[] }
+}
+
+export function isVaryRecord (meta: unknown): meta is VaryRecord {
+  return typeof meta === 'object' && meta !== null && 'vary' in meta
+}
+
+// Fastify computes these for the bytes it sends.
+const WIRE_ONLY = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive'])
+
+function toHeaders (lines: HeaderLines): Record<string, string | string[]> {
+  const h: Record<string, string | string[]> = {}
+  for (const [n, v] of lines) {
+    if (WIRE_ONLY.has(n)) continue
+    const cur = h[n]
+    h[n] = cur === undefined ? v : Array.isArray(cur) ? [...cur, v] : [cur, v]
+  }
+  return h
+}
+
+/** Sends a response through Fastify (so onSend/onResponse hooks and logging see it). */
+export function sendLines (reply: FastifyReply, status: number, lines: HeaderLines, body: Buffer | undefined, statusHeader: string | false, label: string, extra?: Record<string, string>): void {
+  const headers = toHeaders(lines)
+  if (extra) Object.assign(headers, extra)
+  if (statusHeader) headers[statusHeader] = label
+  reply.code(status).headers(headers)
+  // Fastify would add a content type to a body that had none.
+  if (!('content-type' in headers)) reply.removeHeader('content-type')
+  reply.send(body)
+}
+
+/** Answers from a stored response: 304 when the client's validators match, else the full response with Age. */
+export function serveStored (reply: FastifyReply, found: Found, statusHeader: string | false, label: string, extraLines: HeaderLines = []): void {
+  const { meta } = found
+  const lines = extraLines.length ? [...meta.h, ...extraLines] : meta.h
+  const age = String(Math.floor(Math.min(currentAge(meta, Date.now()), 2 ** 31)))
+  const request = reply.request.raw.headers
+  if (notModified(request, meta.h)) {
+    sendLines(reply, 304, notModifiedLines(lines), undefined, statusHeader, label, { age })
+    return
+  }
+  const body = found.entry.value
+  const range = meta.s === 200 && typeof request.range === 'string' && ifRangeMatches(request['if-range'], meta.h) ? parseRange(request.range, body.length) : undefined
+  if (range === 'unsatisfiable') {
+    sendLines(reply, 416, notModifiedLines(lines), undefined, statusHeader, label, { age, 'content-range': `bytes */${body.length}` })
+    return
+  }
+  if (range) {
+    const [start, end] = range
+    sendLines(reply, 206, lines, body.subarray(start, end + 1), statusHeader, label, { age, 'content-range': `bytes ${start}-${end}/${body.length}` })
+    return
+  }
+  sendLines(reply, meta.s, lines, body, statusHeader, label, { age })
+}
+
+/** One byte range (`bytes=a-b`, `a-`, `-n`) within `size`; undefined for anything else (the full response is sent). */
+function parseRange (header: string, size: number): [number, number] | 'unsatisfiable' | undefined {
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim())
+  if (!m || (m[1] === '' && m[2] === '')) return undefined
+  let start: number
+  let end: number
+  if (m[1] === '') {
+    start = Math.max(0, size - Number(m[2]))
+    end = size - 1
+  } else {
+    start = Number(m[1])
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1)
+    if (end < start) return undefined
+  }
+  if (start >= size || size === 0) return 'unsatisfiable'
+  return [start, end]
+}
+
+/** If-Range: only a strong ETag or the exact Last-Modified date lets the range through. */
+function ifRangeMatches (ifRange: string | string[] | undefined, stored: HeaderLines): boolean {
+  if (ifRange === undefined) return true
+  const value = String(ifRange).trim()
+  if (value.startsWith('"')) return headerValue(stored, 'etag') === value
+  return headerValue(stored, 'last-modified') === value
+}
