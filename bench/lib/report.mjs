@@ -47,7 +47,7 @@ export function markdown ({ results, meta }) {
     `${meta.workers} workers/instances per multi-process configuration; ${meta.rounds} rounds, configurations alternating round by round; ` +
     `closed loop: autocannon, ${meta.connections} connections, ${meta.duration} s; open loop: constant arrival rate at ${meta.openFactor}× the single process's capacity, ${meta.duration} s, 5 s client timeout. ` +
     'Medians over rounds (min–max of req/s). The load generator shares the machine\'s cores with the server.', '']
-  for (const [workload, block] of Object.entries(results)) {
+  for (const block of Object.values(results)) {
     out.push(`## ${block.title}`, '')
     const base = block.configs.single?.summary?.rps
     const peerBest = Math.max(...PEERS.map((p) => block.configs[p]?.summary?.rps ?? -Infinity))
