@@ -55,8 +55,8 @@ export function interceptHead (res: ServerResponse, onHead: (status: number, lin
 
 /**
  * Tees a response: everything still goes to the client as written, and a copy of the
- * status, headers and body (up to `limit` bytes) is handed to `done` when it has been
- * sent in full; `done(undefined)` when it was cut off, aborted or too large.
+ * status, headers and body (up to `limit` bytes) is handed to `done` when the route ends
+ * it; `done(undefined)` when the connection closed first or the body was too large.
  */
 export function captureResponse (res: ServerResponse, limit: number, onHead: (status: number, lines: HeaderLines) => void, done: (captured: Captured | undefined) => void): void {
   let head: { status: number, lines: HeaderLines } | undefined
@@ -69,6 +69,12 @@ export function captureResponse (res: ServerResponse, limit: number, onHead: (st
     size += buf.length
     if (size > limit) { overflow = true; chunks.length = 0 } else chunks.push(buf)
   }
+  let settled = false
+  const settle = (value: Captured | undefined): void => {
+    if (settled) return
+    settled = true
+    done(value)
+  }
   const write = res.write as (...a: unknown[]) => boolean
   const end = res.end as (...a: unknown[]) => ServerResponse
   res.write = function (this: ServerResponse, ...args: unknown[]) {
@@ -77,20 +83,15 @@ export function captureResponse (res: ServerResponse, limit: number, onHead: (st
   } as never
   res.end = function (this: ServerResponse, ...args: unknown[]) {
     keep(args[0], args[1])
-    return end.apply(this, args)
+    const out = end.apply(this, args)
+    // The response is whole once the route ends it: store it now, not when the socket has
+    // drained, so the next request (maybe on this very connection) already finds it.
+    if (head && !this.destroyed) settle(overflow ? undefined : { status: head.status, lines: head.lines, body: Buffer.concat(chunks, size) })
+    return out
   } as never
   interceptHead(res, (status, lines) => {
     head = { status, lines }
     onHead(status, lines)
-  })
-  let settled = false
-  const settle = (value: Captured | undefined): void => {
-    if (settled) return
-    settled = true
-    done(value)
-  }
-  res.once('finish', () => {
-    settle(head && !overflow ? { status: head.status, lines: head.lines, body: Buffer.concat(chunks, size) } : undefined)
   })
   res.once('close', () => settle(undefined))
 }
