@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const apps = fileURLToPath(new URL('../apps/', import.meta.url))
-const spindleCli = root + 'packages/runtime/dist/cli.js'
+const spindleCli = root + 'packages/runtime/bin/spindle.js'
 const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36'
 
 const benchDir = fileURLToPath(new URL('..', import.meta.url))

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { fixture, get, waitFor } from './helpers.ts'
 
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../bin/spindle.js', import.meta.url))
 
 interface Run { child: ChildProcess, stdout: () => string, stderr: () => string, exit: Promise<number | null> }
 
