@@ -84,7 +84,12 @@ export class Supervisor extends EventEmitter {
       }
     } catch (err) {
       this.#closing = true
-      await Promise.all([...this.#live].map((w) => { w.retiring = 'start-failed'; return w.terminate() }))
+      // Workers that did start are drained rather than terminated: terminating a thread that
+      // loaded native addons can take the whole process down (nodejs/node#65100).
+      await Promise.all([...this.#live].map((w) => {
+        w.retiring = 'start-failed'
+        return w.phase === PHASE_LISTENING ? w.drain(1000, 1000) : w.terminate()
+      }))
       throw err
     }
     this.#started = true
