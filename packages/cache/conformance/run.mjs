@@ -34,7 +34,6 @@ const origin = createServer((req, res) => {
 })
 origin.listen(0, '127.0.0.1')
 await once(origin, 'listening')
-const originUrl = `http://127.0.0.1:${origin.address().port}`
 
 const app = Fastify({ logger: process.env.LOG ? { level: 'error' } : false })
 if (!app.supportedMethods.includes('M-SEARCH')) app.addHttpMethod('M-SEARCH', { hasBody: true })

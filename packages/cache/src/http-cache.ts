@@ -309,10 +309,9 @@ class HttpCache {
       for (const name of ['location', 'content-location']) {
         const value = headerValue(lines, name)
         if (typeof value !== 'string') continue
-        try {
-          const target = new URL(value, base)
-          if (target.host === base.host) urls.push(target.pathname + target.search)
-        } catch {}
+        // An unparseable Location names nothing to invalidate.
+        const target = URL.canParse(value, base.href) ? new URL(value, base) : undefined
+        if (target?.host === base.host) urls.push(target.pathname + target.search)
       }
       for (const url of urls) this.#store.delete(this.#o.key(this.keyRequest(request, url)))
     })

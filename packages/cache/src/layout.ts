@@ -1,13 +1,13 @@
 // The shared store's memory layout: one SharedArrayBuffer, carved into regions. Every
 // offset is a named constant here; docs/cache.md draws the same picture for maintainers.
 //
-//   [header Int32 x 64][counters Float64 x 16][buckets Int32 x B]
+//   [header Int32 x 64][counters Float64 x 8][tallies BigInt64 x 4][buckets Int32 x B]
 //   [entries Int32 x E*ENTRY_INTS][entry times Float64 x E*ENTRY_TIMES][block links Int32 x N]
 //   [tag hashes Int32 x T*2][tag times BigInt64 x T*2][leases Int32 x L*LEASE_INTS][lease deadlines Float64 x L]
 //   [data: N blocks of blockSize bytes]
 
 export const MAGIC = 0x53504e44 // "SPND"
-export const LAYOUT_VERSION = 1
+export const LAYOUT_VERSION = 2
 
 // Header (Int32 indexes).
 export const H_LOCK = 0 // 0 = free, else the owner's tag; the only word every operation CASes
@@ -35,18 +35,21 @@ export const H_LOCK_TIMEOUT = 21
 export const HEADER_INTS = 64
 
 // Counters (Float64 indexes), written under the lock.
-export const C_HITS = 0
-export const C_MISSES = 1
-export const C_STALE_HITS = 2
-export const C_COALESCED = 3
-export const C_EVICTIONS = 4
-export const C_SETS = 5
-export const C_REJECTED = 6
-export const C_RESETS = 7
-export const C_BYTES_USED = 8 // key + metadata + value bytes of live entries
-export const C_GLOBAL_INVALIDATED_AT = 9 // set when the tag table is full: every older entry is stale
-export const C_CLOCK = 15 // last store-clock reading (ms, strictly increasing)
-export const COUNTERS = 16
+export const C_EVICTIONS = 0
+export const C_SETS = 1
+export const C_REJECTED = 2
+export const C_RESETS = 3
+export const C_BYTES_USED = 4 // key + metadata + value bytes of live entries
+export const C_GLOBAL_INVALIDATED_AT = 5 // set when the tag table is full: every older entry is stale
+export const C_CLOCK = 6 // last store-clock reading (ms, strictly increasing)
+export const COUNTERS = 8
+
+// Lookup tallies (BigInt64 indexes), added to with Atomics outside the lock.
+export const S_HITS = 0
+export const S_MISSES = 1
+export const S_STALE_HITS = 2
+export const S_COALESCED = 3
+export const TALLIES = 4
 
 // One entry record (Int32 fields).
 export const E_HASH = 0
@@ -85,6 +88,7 @@ export interface LayoutConfig {
 export interface Regions {
   header: number
   counters: number
+  tallies: number
   buckets: number
   entries: number
   entryTimes: number
@@ -103,7 +107,8 @@ const align8 = (n: number): number => Math.ceil(n / 8) * 8
 export function regionsFor (c: LayoutConfig): Regions {
   const header = 0
   const counters = align8(header + HEADER_INTS * 4)
-  const buckets = align8(counters + COUNTERS * 8)
+  const tallies = align8(counters + COUNTERS * 8)
+  const buckets = align8(tallies + TALLIES * 8)
   const entries = align8(buckets + c.bucketCount * 4)
   const entryTimes = align8(entries + c.blockCount * ENTRY_INTS * 4)
   const blockLinks = align8(entryTimes + c.blockCount * ENTRY_TIMES * 8)
@@ -112,7 +117,7 @@ export function regionsFor (c: LayoutConfig): Regions {
   const leases = align8(tagTimes + c.tagCapacity * 2 * 8)
   const leaseDeadlines = align8(leases + c.leaseCapacity * LEASE_INTS * 4)
   const data = align8(leaseDeadlines + c.leaseCapacity * 8)
-  return { header, counters, buckets, entries, entryTimes, blockLinks, tagHashes, tagTimes, leases, leaseDeadlines, data, byteLength: data + c.blockCount * c.blockSize }
+  return { header, counters, tallies, buckets, entries, entryTimes, blockLinks, tagHashes, tagTimes, leases, leaseDeadlines, data, byteLength: data + c.blockCount * c.blockSize }
 }
 
 /** The largest block count whose layout fits in `maxBytes`. */

@@ -8,6 +8,7 @@ export interface Lease {
   release (): void
 }
 
+// The store's lock, and its tally of coalesced waits.
 interface Guard { lock (): void, unlock (): void, coalesced (): void }
 
 // Waiters re-check at least this often, so a lease whose holder died is noticed when it runs out.
@@ -112,8 +113,7 @@ export class Leases {
       if (!this.#held(h1, h2)) return true
       if (!counted) {
         counted = true
-        this.#guard.lock()
-        try { this.#guard.coalesced() } finally { this.#guard.unlock() }
+        this.#guard.coalesced()
       }
       const remaining = deadline - Date.now()
       if (remaining <= 0) return false

@@ -1,13 +1,12 @@
 import { SPINDLE_CACHE_INVALID_ARGUMENT, SPINDLE_CACHE_INVALID_BUFFER } from './errors.ts'
 import { hash32, SEED_A } from './hash.ts'
 import {
-  C_BYTES_USED, C_CLOCK, C_COALESCED, C_EVICTIONS, C_GLOBAL_INVALIDATED_AT, C_HITS, C_MISSES, C_REJECTED, C_RESETS, C_SETS,
-  C_STALE_HITS, COUNTERS, E_BUCKET_NEXT, E_FIRST_BLOCK, E_HASH, E_KEY_LEN, E_META_LEN, E_NEXT, E_PREV, E_STAMP,
+  C_BYTES_USED, C_CLOCK, C_EVICTIONS, C_GLOBAL_INVALIDATED_AT, C_REJECTED, C_RESETS, C_SETS, COUNTERS, E_BUCKET_NEXT, E_FIRST_BLOCK, E_HASH, E_KEY_LEN, E_META_LEN, E_NEXT, E_PREV, E_STAMP,
   E_VALUE_LEN, E_VISITED, ENTRY_INTS, ENTRY_TIMES, fitLayout, H_BLOCK_COUNT, H_BLOCK_SIZE, H_BUCKET_COUNT,
   H_ENTRIES, H_ENTRY_CAPACITY, H_FREE_BLOCK_HEAD, H_FREE_BLOCKS,
   H_FREE_ENTRY_HEAD, H_HAND, H_LEASE_CAPACITY, H_LOCK_TIMEOUT, H_MAGIC, H_MAX_ENTRY_BYTES, H_QUEUE_HEAD,
   H_QUEUE_TAIL, H_STAMP, H_TAG_CAPACITY, H_VERSION, HEADER_INTS, LAYOUT_VERSION, type LayoutConfig, LEASE_INTS,
-  MAGIC, NONE, regionsFor, T_EXPIRE_AT, T_STORED_AT,
+  MAGIC, NONE, regionsFor, S_COALESCED, S_HITS, S_MISSES, S_STALE_HITS, T_EXPIRE_AT, T_STORED_AT, TALLIES,
 } from './layout.ts'
 import { Leases, type Lease } from './leases.ts'
 import { lock, unlock } from './mutex.ts'
@@ -85,6 +84,7 @@ export class SharedStore {
   readonly buffer: SharedArrayBuffer
   readonly #i32: Int32Array
   readonly #counters: Float64Array
+  readonly #tallies: BigInt64Array
   readonly #buckets: Int32Array
   readonly #entries: Int32Array
   readonly #times: Float64Array
@@ -115,6 +115,7 @@ export class SharedStore {
     this.buffer = buffer
     this.#i32 = new Int32Array(buffer, 0, HEADER_INTS)
     this.#counters = new Float64Array(buffer, r.counters, COUNTERS)
+    this.#tallies = new BigInt64Array(buffer, r.tallies, TALLIES)
     this.#buckets = new Int32Array(buffer, r.buckets, config.bucketCount)
     this.#entries = new Int32Array(buffer, r.entries, config.blockCount * ENTRY_INTS)
     this.#times = new Float64Array(buffer, r.entryTimes, config.blockCount * ENTRY_TIMES)
@@ -124,7 +125,7 @@ export class SharedStore {
     this.#leases = new Leases(this.#i32, new Int32Array(buffer, r.leases, config.leaseCapacity * LEASE_INTS), new Float64Array(buffer, r.leaseDeadlines, config.leaseCapacity), {
       lock: () => this.#lock(),
       unlock: () => unlock(this.#i32),
-      coalesced: () => { this.#counters[C_COALESCED]! += 1 },
+      coalesced: () => { Atomics.add(this.#tallies, S_COALESCED, 1n) },
     })
     this.#blockSize = config.blockSize
     this.#lockTimeout = header[H_LOCK_TIMEOUT]!
@@ -235,7 +236,8 @@ export class SharedStore {
     this.#links[last] = i32[H_FREE_BLOCK_HEAD]!
     i32[H_FREE_BLOCK_HEAD] = first
     i32[H_FREE_BLOCKS]! += count
-    // Entry record back to its free list.
+    // Entry record back to its free list; stamp 0 marks it free.
+    ents[base + E_STAMP] = 0
     ents[base + E_BUCKET_NEXT] = i32[H_FREE_ENTRY_HEAD]!
     i32[H_FREE_ENTRY_HEAD] = e
     i32[H_ENTRIES]! -= 1
@@ -280,42 +282,58 @@ export class SharedStore {
     const keyBytes = encodeKey(key)
     const hash = hash32(key, SEED_A)
     const peek = options?.peek === true
+    let bytes: Buffer
+    let metaLen: number
+    let storedAt: number
+    let expireAt: number
+    let now: number
+    let e: number
+    let stamp: number
+    // Only the lookup and the copy hold the lock; decoding happens after it is released.
     this.#lock()
     try {
-      const e = this.#find(hash, keyBytes)
+      e = this.#find(hash, keyBytes)
       // The store clock can run a little ahead of Date.now() (see #tick).
-      const now = Math.max(Date.now(), this.#counters[C_CLOCK]!)
+      now = Math.max(Date.now(), this.#counters[C_CLOCK]!)
       if (e === NONE || this.#times[e * ENTRY_TIMES + T_EXPIRE_AT]! <= now) {
         if (e !== NONE) this.#remove(e)
-        if (!peek) this.#counters[C_MISSES]! += 1
-        return undefined
+        e = NONE
+      } else {
+        const base = e * ENTRY_INTS
+        metaLen = this.#entries[base + E_META_LEN]!
+        bytes = this.#copyOut(e, this.#entries[base + E_KEY_LEN]!, metaLen + this.#entries[base + E_VALUE_LEN]!)
+        storedAt = this.#times[e * ENTRY_TIMES + T_STORED_AT]!
+        expireAt = this.#times[e * ENTRY_TIMES + T_EXPIRE_AT]!
+        stamp = this.#entries[base + E_STAMP]!
+        this.#entries[base + E_VISITED] = 1
       }
+    } finally {
+      unlock(this.#i32)
+    }
+    if (e === NONE) {
+      if (!peek) Atomics.add(this.#tallies, S_MISSES, 1n)
+      return undefined
+    }
+    const meta = JSON.parse(bytes!.toString('utf8', 0, metaLen!)) as EncodedMeta
+    const tags = meta.t ?? NO_TAGS
+    const state = this.#tagState(storedAt!, tags, meta.p, now)
+    if (state === 2) {
+      this.#removeIfStamp(e, stamp!)
+      if (!peek) Atomics.add(this.#tallies, S_MISSES, 1n)
+      return undefined
+    }
+    const staleAt = meta.s ?? Infinity
+    const stale = state === 1 || now >= staleAt
+    if (!peek) Atomics.add(this.#tallies, stale ? S_STALE_HITS : S_HITS, 1n)
+    return { value: bytes!.subarray(metaLen!), meta: meta.m, tags, path: meta.p, storedAt: storedAt!, staleAt, expireAt: expireAt!, stale }
+  }
+
+  /** Removes entry slot `e` if it still holds the entry that had `stamp` (it may have been replaced meanwhile). */
+  #removeIfStamp (e: number, stamp: number): void {
+    this.#lock()
+    try {
       const base = e * ENTRY_INTS
-      const metaLen = this.#entries[base + E_META_LEN]!
-      const bytes = this.#copyOut(e, this.#entries[base + E_KEY_LEN]!, metaLen + this.#entries[base + E_VALUE_LEN]!)
-      const meta = JSON.parse(bytes.toString('utf8', 0, metaLen)) as EncodedMeta
-      const storedAt = this.#times[e * ENTRY_TIMES + T_STORED_AT]!
-      const tags = meta.t ?? NO_TAGS
-      const state = this.#tagState(storedAt, tags, meta.p, now)
-      if (state === 2) {
-        this.#remove(e)
-        if (!peek) this.#counters[C_MISSES]! += 1
-        return undefined
-      }
-      const staleAt = meta.s ?? Infinity
-      const stale = state === 1 || now >= staleAt
-      this.#entries[base + E_VISITED] = 1
-      if (!peek) this.#counters[stale ? C_STALE_HITS : C_HITS]! += 1
-      return {
-        value: bytes.subarray(metaLen),
-        meta: meta.m,
-        tags,
-        path: meta.p,
-        storedAt,
-        staleAt,
-        expireAt: this.#times[e * ENTRY_TIMES + T_EXPIRE_AT]!,
-        stale,
-      }
+      if (this.#entries[base + E_STAMP] === stamp) this.#remove(e)
     } finally {
       unlock(this.#i32)
     }
@@ -378,7 +396,9 @@ export class SharedStore {
       ents[base + E_META_LEN] = metaBytes.length
       ents[base + E_VALUE_LEN] = value.length
       ents[base + E_VISITED] = 0
-      ents[base + E_STAMP] = (i32[H_STAMP] = (i32[H_STAMP]! + 1) | 0)
+      const stamp = ((i32[H_STAMP]! + 1) | 0) || 1
+      i32[H_STAMP] = stamp
+      ents[base + E_STAMP] = stamp
       this.#times[e * ENTRY_TIMES + T_STORED_AT] = this.#tick()
       this.#times[e * ENTRY_TIMES + T_EXPIRE_AT] = options.expireAt ?? Infinity
       const slot = (hash >>> 0) & (this.#buckets.length - 1)
@@ -401,12 +421,7 @@ export class SharedStore {
 
   /** Counts a lookup made with `peek` as the caller's hit, stale hit or miss (for layers that look up in two steps). */
   count (result: 'hit' | 'stale' | 'miss'): void {
-    this.#lock()
-    try {
-      this.#counters[result === 'hit' ? C_HITS : result === 'stale' ? C_STALE_HITS : C_MISSES]! += 1
-    } finally {
-      unlock(this.#i32)
-    }
+    Atomics.add(this.#tallies, result === 'hit' ? S_HITS : result === 'stale' ? S_STALE_HITS : S_MISSES, 1n)
   }
 
   /** Removes `key`; true if it was there. */
@@ -490,10 +505,10 @@ export class SharedStore {
       const i32 = this.#i32
       const blocks = this.#links.length
       return {
-        hits: c[C_HITS]!,
-        misses: c[C_MISSES]!,
-        staleHits: c[C_STALE_HITS]!,
-        coalescedWaits: c[C_COALESCED]!,
+        hits: Number(Atomics.load(this.#tallies, S_HITS)),
+        misses: Number(Atomics.load(this.#tallies, S_MISSES)),
+        staleHits: Number(Atomics.load(this.#tallies, S_STALE_HITS)),
+        coalescedWaits: Number(Atomics.load(this.#tallies, S_COALESCED)),
         evictions: c[C_EVICTIONS]!,
         sets: c[C_SETS]!,
         rejected: c[C_REJECTED]!,

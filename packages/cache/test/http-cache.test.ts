@@ -225,7 +225,8 @@ describe('httpCache: keys and poisoning', () => {
       })
     }, {}, { trustProxy: true })
     const honest = `<a href="http://${new URL(s.url).host}/next">`
-    for (const forged of [{ 'x-forwarded-host': 'evil.example' }, { 'x-forwarded-proto': 'https' }, { forwarded: 'host=evil.example' }, { 'x-original-url': '/admin' }]) {
+    const forgeries: Array<Record<string, string>> = [{ 'x-forwarded-host': 'evil.example' }, { 'x-forwarded-proto': 'https' }, { forwarded: 'host=evil.example' }, { 'x-original-url': '/admin' }]
+    for (const forged of forgeries) {
       const poisoned = await get(`${s.url}/link`, { headers: forged })
       expect(poisoned.text === honest, JSON.stringify(forged)).toBe(Object.keys(forged)[0] === 'forwarded' || Object.keys(forged)[0] === 'x-original-url')
       expect((await get(`${s.url}/link`)).text, JSON.stringify(forged)).toBe(honest)
