@@ -253,7 +253,9 @@ class HttpCache {
     const cc = parseCacheControl(request.raw.headers['cache-control'])
     const verdict = analyze(r.status, r.lines, r.requestTime, r.responseTime, { authorized: request.raw.headers.authorization !== undefined, noStore: cc.has('no-store') }, this.#policy)
     if (!verdict.ok) {
-      if (verdict.reason !== 'request no-store' && verdict.reason !== 'authorization') {
+      // Only the response's own verdict marks the key; a 304 to a conditional request, or
+      // this request's no-store or Authorization, says nothing about the next request.
+      if (verdict.reason !== 'request no-store' && verdict.reason !== 'authorization' && r.status !== 304) {
         this.#store.set(`\0pass\n${primary}`, EMPTY, { expireAt: Date.now() + PASS_MS })
       }
       return false

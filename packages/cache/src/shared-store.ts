@@ -1,13 +1,13 @@
 import { SPINDLE_CACHE_INVALID_ARGUMENT, SPINDLE_CACHE_INVALID_BUFFER } from './errors.ts'
 import { hash32, SEED_A } from './hash.ts'
 import {
-  C_BYTES_USED, C_CLOCK, C_EVICTIONS, C_GLOBAL_INVALIDATED_AT, C_REJECTED, C_RESETS, C_SETS, COUNTERS, E_BUCKET_NEXT, E_FIRST_BLOCK, E_HASH, E_KEY_LEN, E_META_LEN, E_NEXT, E_PREV, E_STAMP,
-  E_VALUE_LEN, E_VISITED, ENTRY_INTS, ENTRY_TIMES, fitLayout, H_BLOCK_COUNT, H_BLOCK_SIZE, H_BUCKET_COUNT,
-  H_ENTRIES, H_ENTRY_CAPACITY, H_FREE_BLOCK_HEAD, H_FREE_BLOCKS,
-  H_FREE_ENTRY_HEAD, H_HAND, H_LEASE_CAPACITY, H_LOCK_TIMEOUT, H_MAGIC, H_MAX_ENTRY_BYTES, H_QUEUE_HEAD,
-  H_QUEUE_TAIL, H_STAMP, H_TAG_CAPACITY, H_VERSION, HEADER_INTS, LAYOUT_VERSION, type LayoutConfig, LEASE_INTS,
-  MAGIC, NONE, regionsFor, S_COALESCED, S_HITS, S_MISSES, S_STALE_HITS, T_EXPIRE_AT, T_STORED_AT, TALLIES,
+  C_BYTES_USED, C_CLOCK, C_EVICTIONS, C_GLOBAL_INVALIDATED_AT, C_REJECTED, C_RESETS, C_SETS, COUNTERS, E_META_LEN,
+  E_STAMP, fitLayout, H_BLOCK_COUNT, H_BLOCK_SIZE, H_BUCKET_COUNT, H_ENTRIES, H_ENTRY_CAPACITY, H_FREE_BLOCKS,
+  H_LEASE_CAPACITY, H_LOCK_TIMEOUT, H_MAGIC, H_MAX_ENTRY_BYTES, H_TAG_CAPACITY, H_VERSION, HEADER_INTS,
+  LAYOUT_VERSION, type LayoutConfig, LEASE_INTS, MAGIC, NONE, regionsFor, S_COALESCED, S_HITS, S_MISSES,
+  S_STALE_HITS, TALLIES,
 } from './layout.ts'
+import { EntryTable } from './entry-table.ts'
 import { Leases, type Lease } from './leases.ts'
 import { lock, unlock } from './mutex.ts'
 import { resolveStoreOptions, type SharedStoreOptions } from './store-options.ts'
@@ -85,14 +85,9 @@ export class SharedStore {
   readonly #i32: Int32Array
   readonly #counters: Float64Array
   readonly #tallies: BigInt64Array
-  readonly #buckets: Int32Array
-  readonly #entries: Int32Array
-  readonly #times: Float64Array
-  readonly #links: Int32Array
-  readonly #data: Uint8Array
+  readonly #table: EntryTable
   readonly #tags: TagTable
   readonly #leases: Leases
-  readonly #blockSize: number
   readonly #lockTimeout: number
   readonly #maxEntryBytes: number
 
@@ -116,18 +111,13 @@ export class SharedStore {
     this.#i32 = new Int32Array(buffer, 0, HEADER_INTS)
     this.#counters = new Float64Array(buffer, r.counters, COUNTERS)
     this.#tallies = new BigInt64Array(buffer, r.tallies, TALLIES)
-    this.#buckets = new Int32Array(buffer, r.buckets, config.bucketCount)
-    this.#entries = new Int32Array(buffer, r.entries, config.blockCount * ENTRY_INTS)
-    this.#times = new Float64Array(buffer, r.entryTimes, config.blockCount * ENTRY_TIMES)
-    this.#links = new Int32Array(buffer, r.blockLinks, config.blockCount)
-    this.#data = new Uint8Array(buffer, r.data, config.blockCount * config.blockSize)
+    this.#table = new EntryTable(buffer, r, config, this.#i32, this.#counters)
     this.#tags = new TagTable(new Int32Array(buffer, r.tagHashes, config.tagCapacity * 2), new BigInt64Array(buffer, r.tagTimes, config.tagCapacity * 2))
     this.#leases = new Leases(this.#i32, new Int32Array(buffer, r.leases, config.leaseCapacity * LEASE_INTS), new Float64Array(buffer, r.leaseDeadlines, config.leaseCapacity), {
       lock: () => this.#lock(),
       unlock: () => unlock(this.#i32),
       coalesced: () => { Atomics.add(this.#tallies, S_COALESCED, 1n) },
     })
-    this.#blockSize = config.blockSize
     this.#lockTimeout = header[H_LOCK_TIMEOUT]!
     this.#maxEntryBytes = header[H_MAX_ENTRY_BYTES]!
     if (init) this.#reset()
@@ -144,121 +134,15 @@ export class SharedStore {
   }
 
   /** Store clock: wall time, but strictly increasing across threads, so an entry set after an invalidation is never older than it. Under the lock. */
+  #reset (): void {
+    this.#table.reset()
+    this.#leases.clear()
+  }
+
   #tick (): number {
     const now = Math.max(Date.now(), this.#counters[C_CLOCK]! + 0.001)
     this.#counters[C_CLOCK] = now
     return now
-  }
-
-  #reset (): void {
-    const i32 = this.#i32
-    const blocks = this.#links.length
-    this.#buckets.fill(NONE)
-    for (let b = 0; b < blocks; b++) this.#links[b] = b + 1 < blocks ? b + 1 : NONE
-    for (let e = 0; e < blocks; e++) this.#entries[e * ENTRY_INTS + E_BUCKET_NEXT] = e + 1 < blocks ? e + 1 : NONE
-    i32[H_FREE_BLOCK_HEAD] = blocks > 0 ? 0 : NONE
-    i32[H_FREE_BLOCKS] = blocks
-    i32[H_FREE_ENTRY_HEAD] = blocks > 0 ? 0 : NONE
-    i32[H_ENTRIES] = 0
-    i32[H_QUEUE_HEAD] = NONE
-    i32[H_QUEUE_TAIL] = NONE
-    i32[H_HAND] = NONE
-    this.#counters[C_BYTES_USED] = 0
-    this.#leases.clear()
-  }
-
-  #find (hash: number, key: Uint8Array): number {
-    const ents = this.#entries
-    let e = this.#buckets[(hash >>> 0) & (this.#buckets.length - 1)]!
-    while (e !== NONE) {
-      const base = e * ENTRY_INTS
-      if (ents[base + E_HASH] === hash && ents[base + E_KEY_LEN] === key.length && this.#keyEquals(e, key)) return e
-      e = ents[base + E_BUCKET_NEXT]!
-    }
-    return NONE
-  }
-
-  #keyEquals (e: number, key: Uint8Array): boolean {
-    const bs = this.#blockSize
-    let block = this.#entries[e * ENTRY_INTS + E_FIRST_BLOCK]!
-    for (let done = 0; done < key.length; block = this.#links[block]!) {
-      const n = Math.min(bs, key.length - done)
-      const start = block * bs
-      for (let i = 0; i < n; i++) if (this.#data[start + i] !== key[done + i]) return false
-      done += n
-    }
-    return true
-  }
-
-  /** Copies `length` bytes starting `offset` bytes into entry `e` out of shared memory. */
-  #copyOut (e: number, offset: number, length: number): Buffer {
-    const out = Buffer.allocUnsafe(length)
-    const bs = this.#blockSize
-    let block = this.#entries[e * ENTRY_INTS + E_FIRST_BLOCK]!
-    let skip = offset
-    while (skip >= bs) { block = this.#links[block]!; skip -= bs }
-    for (let done = 0; done < length; block = this.#links[block]!) {
-      const n = Math.min(bs - skip, length - done)
-      const start = block * bs + skip
-      out.set(this.#data.subarray(start, start + n), done)
-      done += n
-      skip = 0
-    }
-    return out
-  }
-
-  #remove (e: number): void {
-    const ents = this.#entries
-    const i32 = this.#i32
-    const base = e * ENTRY_INTS
-    // Bucket chain.
-    const slot = (ents[base + E_HASH]! >>> 0) & (this.#buckets.length - 1)
-    let cur = this.#buckets[slot]!
-    if (cur === e) this.#buckets[slot] = ents[base + E_BUCKET_NEXT]!
-    else {
-      while (cur !== NONE && ents[cur * ENTRY_INTS + E_BUCKET_NEXT] !== e) cur = ents[cur * ENTRY_INTS + E_BUCKET_NEXT]!
-      if (cur !== NONE) ents[cur * ENTRY_INTS + E_BUCKET_NEXT] = ents[base + E_BUCKET_NEXT]!
-    }
-    // Queue (prev = newer, next = older).
-    const prev = ents[base + E_PREV]!
-    const next = ents[base + E_NEXT]!
-    if (i32[H_HAND] === e) i32[H_HAND] = prev
-    if (prev !== NONE) ents[prev * ENTRY_INTS + E_NEXT] = next
-    else i32[H_QUEUE_HEAD] = next
-    if (next !== NONE) ents[next * ENTRY_INTS + E_PREV] = prev
-    else i32[H_QUEUE_TAIL] = prev
-    // Blocks back to the free list.
-    const total = ents[base + E_KEY_LEN]! + ents[base + E_META_LEN]! + ents[base + E_VALUE_LEN]!
-    const first = ents[base + E_FIRST_BLOCK]!
-    let last = first
-    let count = 1
-    while (this.#links[last] !== NONE) { last = this.#links[last]!; count++ }
-    this.#links[last] = i32[H_FREE_BLOCK_HEAD]!
-    i32[H_FREE_BLOCK_HEAD] = first
-    i32[H_FREE_BLOCKS]! += count
-    // Entry record back to its free list; stamp 0 marks it free.
-    ents[base + E_STAMP] = 0
-    ents[base + E_BUCKET_NEXT] = i32[H_FREE_ENTRY_HEAD]!
-    i32[H_FREE_ENTRY_HEAD] = e
-    i32[H_ENTRIES]! -= 1
-    this.#counters[C_BYTES_USED]! -= total
-  }
-
-  /** SIEVE: walk from the hand towards newer entries, giving visited ones a second chance. */
-  #evictOne (): boolean {
-    const ents = this.#entries
-    const i32 = this.#i32
-    let e = i32[H_HAND] !== NONE ? i32[H_HAND]! : i32[H_QUEUE_TAIL]!
-    if (e === NONE) return false
-    while (ents[e * ENTRY_INTS + E_VISITED] === 1) {
-      ents[e * ENTRY_INTS + E_VISITED] = 0
-      e = ents[e * ENTRY_INTS + E_PREV]!
-      if (e === NONE) e = i32[H_QUEUE_TAIL]!
-    }
-    i32[H_HAND] = e
-    this.#remove(e)
-    this.#counters[C_EVICTIONS]! += 1
-    return true
   }
 
   /** Entry state after its tags, path and the global invalidation time are consulted: 0 live, 1 stale, 2 gone. */
@@ -292,20 +176,21 @@ export class SharedStore {
     // Only the lookup and the copy hold the lock; decoding happens after it is released.
     this.#lock()
     try {
-      e = this.#find(hash, keyBytes)
+      const t = this.#table
+      e = t.find(hash, keyBytes)
       // The store clock can run a little ahead of Date.now() (see #tick).
       now = Math.max(Date.now(), this.#counters[C_CLOCK]!)
-      if (e === NONE || this.#times[e * ENTRY_TIMES + T_EXPIRE_AT]! <= now) {
-        if (e !== NONE) this.#remove(e)
+      if (e !== NONE && t.expireAt(e) <= now) {
+        t.remove(e)
         e = NONE
-      } else {
-        const base = e * ENTRY_INTS
-        metaLen = this.#entries[base + E_META_LEN]!
-        bytes = this.#copyOut(e, this.#entries[base + E_KEY_LEN]!, metaLen + this.#entries[base + E_VALUE_LEN]!)
-        storedAt = this.#times[e * ENTRY_TIMES + T_STORED_AT]!
-        expireAt = this.#times[e * ENTRY_TIMES + T_EXPIRE_AT]!
-        stamp = this.#entries[base + E_STAMP]!
-        this.#entries[base + E_VISITED] = 1
+      }
+      if (e !== NONE) {
+        metaLen = t.field(e, E_META_LEN)
+        bytes = t.copyOut(e)
+        storedAt = t.storedAt(e)
+        expireAt = t.expireAt(e)
+        stamp = t.field(e, E_STAMP)
+        t.markVisited(e)
       }
     } finally {
       unlock(this.#i32)
@@ -332,8 +217,7 @@ export class SharedStore {
   #removeIfStamp (e: number, stamp: number): void {
     this.#lock()
     try {
-      const base = e * ENTRY_INTS
-      if (this.#entries[base + E_STAMP] === stamp) this.#remove(e)
+      if (this.#table.field(e, E_STAMP) === stamp) this.#table.remove(e)
     } finally {
       unlock(this.#i32)
     }
@@ -352,66 +236,16 @@ export class SharedStore {
     if (options.staleAt !== undefined && Number.isFinite(options.staleAt)) meta.s = options.staleAt
     if (options.meta !== undefined) meta.m = options.meta
     const metaBytes = encoder.encode(JSON.stringify(meta))
-    const total = keyBytes.length + metaBytes.length + value.length
-    const bs = this.#blockSize
-    const need = Math.ceil(total / bs)
     const hash = hash32(key, SEED_A)
     this.#lock()
     try {
-      const old = this.#find(hash, keyBytes)
-      if (old !== NONE) this.#remove(old)
-      if (value.length > this.#maxEntryBytes || need > this.#links.length) {
+      // A newer value replaces the old one even when it is refused: the old one is outdated.
+      const old = this.#table.find(hash, keyBytes)
+      if (old !== NONE) this.#table.remove(old)
+      if (value.length > this.#maxEntryBytes || !this.#table.insert(hash, [keyBytes, metaBytes, value], this.#tick(), options.expireAt ?? Infinity)) {
         this.#counters[C_REJECTED]! += 1
         return false
       }
-      const i32 = this.#i32
-      while (i32[H_FREE_BLOCKS]! < need || i32[H_FREE_ENTRY_HEAD] === NONE) {
-        if (!this.#evictOne()) return false
-      }
-      const e = i32[H_FREE_ENTRY_HEAD]!
-      const ents = this.#entries
-      const base = e * ENTRY_INTS
-      i32[H_FREE_ENTRY_HEAD] = ents[base + E_BUCKET_NEXT]!
-      // Take `need` blocks off the free list; the chain keeps its links, the last one ends it.
-      const first = i32[H_FREE_BLOCK_HEAD]!
-      let last = first
-      for (let n = 1; n < need; n++) last = this.#links[last]!
-      i32[H_FREE_BLOCK_HEAD] = this.#links[last]!
-      this.#links[last] = NONE
-      i32[H_FREE_BLOCKS]! -= need
-      let block = first
-      let at = 0
-      for (const part of [keyBytes, metaBytes, value]) {
-        for (let done = 0; done < part.length;) {
-          const n = Math.min(bs - at, part.length - done)
-          this.#data.set(part.subarray(done, done + n), block * bs + at)
-          done += n
-          at += n
-          if (at === bs) { block = this.#links[block]!; at = 0 }
-        }
-      }
-      ents[base + E_HASH] = hash
-      ents[base + E_FIRST_BLOCK] = first
-      ents[base + E_KEY_LEN] = keyBytes.length
-      ents[base + E_META_LEN] = metaBytes.length
-      ents[base + E_VALUE_LEN] = value.length
-      ents[base + E_VISITED] = 0
-      const stamp = ((i32[H_STAMP]! + 1) | 0) || 1
-      i32[H_STAMP] = stamp
-      ents[base + E_STAMP] = stamp
-      this.#times[e * ENTRY_TIMES + T_STORED_AT] = this.#tick()
-      this.#times[e * ENTRY_TIMES + T_EXPIRE_AT] = options.expireAt ?? Infinity
-      const slot = (hash >>> 0) & (this.#buckets.length - 1)
-      ents[base + E_BUCKET_NEXT] = this.#buckets[slot]!
-      this.#buckets[slot] = e
-      const head = i32[H_QUEUE_HEAD]!
-      ents[base + E_PREV] = NONE
-      ents[base + E_NEXT] = head
-      if (head !== NONE) ents[head * ENTRY_INTS + E_PREV] = e
-      else i32[H_QUEUE_TAIL] = e
-      i32[H_QUEUE_HEAD] = e
-      i32[H_ENTRIES]! += 1
-      this.#counters[C_BYTES_USED]! += total
       this.#counters[C_SETS]! += 1
       return true
     } finally {
@@ -429,9 +263,9 @@ export class SharedStore {
     const keyBytes = encodeKey(key)
     this.#lock()
     try {
-      const e = this.#find(hash32(key, SEED_A), keyBytes)
+      const e = this.#table.find(hash32(key, SEED_A), keyBytes)
       if (e === NONE) return false
-      this.#remove(e)
+      this.#table.remove(e)
       return true
     } finally {
       unlock(this.#i32)
@@ -503,7 +337,8 @@ export class SharedStore {
     try {
       const c = this.#counters
       const i32 = this.#i32
-      const blocks = this.#links.length
+      const blocks = this.#table.blockCount
+      const blockSize = this.#table.blockSize
       return {
         hits: Number(Atomics.load(this.#tallies, S_HITS)),
         misses: Number(Atomics.load(this.#tallies, S_MISSES)),
@@ -515,8 +350,8 @@ export class SharedStore {
         resets: c[C_RESETS]!,
         entries: i32[H_ENTRIES]!,
         bytesUsed: c[C_BYTES_USED]!,
-        bytesAllocated: (blocks - i32[H_FREE_BLOCKS]!) * this.#blockSize,
-        bytesCapacity: blocks * this.#blockSize,
+        bytesAllocated: (blocks - i32[H_FREE_BLOCKS]!) * blockSize,
+        bytesCapacity: blocks * blockSize,
         byteLength: this.buffer.byteLength,
         maxEntryBytes: this.#maxEntryBytes,
       }

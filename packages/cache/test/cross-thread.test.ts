@@ -61,5 +61,19 @@ describe('one cache for every worker (serve() with 2 workers)', () => {
     expect(JSON.parse(bad.text).code).toBe('SPINDLE_CACHE_INVALID_PURGE')
     const remote = JSON.parse((await fresh(`${server.controlUrl}/cache/stats`)).text)
     expect(remote.entries).toBe(store.stats().entries)
+
+    // A crashed worker is replaced and finds the cache intact: the store lives in the main thread.
+    const restartsBefore = server.status().reduce((n, w) => n + w.restarts, 0)
+    await fresh(`${server.url}/crash`)
+    const deadline = Date.now() + 15_000
+    while (Date.now() < deadline && !(server.status().reduce((n, w) => n + w.restarts, 0) > restartsBefore && server.status().every((w) => w.state === 'ready'))) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(server.status().every((w) => w.state === 'ready')).toBe(true)
+    const rendered = Atomics.load(count, 0)
+    const afterCrash = await Promise.all(Array.from({ length: 16 }, () => fresh(`${server!.url}/page/3`)))
+    expect(afterCrash.every((a) => a.cache === 'HIT')).toBe(true)
+    expect(new Set(afterCrash.map((a) => a.thread)).size).toBe(2)
+    expect(Atomics.load(count, 0)).toBe(rendered)
   })
 })
