@@ -103,10 +103,18 @@ class HttpCache {
     let lease: Lease | undefined
     if (this.#o.coalesceTimeout !== false && !this.#store.get(`\0pass\n${ctx.primary}`, { peek: true })) {
       lease = this.#store.tryLease(ctx.primary, this.#o.coalesceTimeout)
-      if (!lease) {
+      if (lease) {
+        // Another thread may have stored it between our lookup and our lease.
+        const stored = this.#lookup(ctx.primary, request, false)
+        if (stored && this.#freshness(ctx, stored).usable) {
+          lease.release()
+          serveStored(reply, stored, this.#o.statusHeader, 'HIT')
+          return reply
+        }
+      } else {
         // Another thread is producing this key: wait for it rather than render it again.
         await this.#store.waitFor(ctx.primary, this.#o.coalesceTimeout)
-        const again = this.#lookup(ctx.primary, request)
+        const again = this.#lookup(ctx.primary, request, false)
         if (again && await this.#answer(ctx, again)) return reply
         lease = this.#store.tryLease(ctx.primary, this.#o.coalesceTimeout)
       }
@@ -119,23 +127,23 @@ class HttpCache {
     if (this.#o.statusHeader) reply.raw.setHeader(this.#o.statusHeader, label)
   }
 
-  #lookup (primary: string, request: FastifyRequest): Found | undefined {
+  /** The stored response for a request, if any; `count: false` for re-checks that are not a lookup of their own. */
+  #lookup (primary: string, request: FastifyRequest, count = true): Found | undefined {
     // The primary key holds a response or, for responses with Vary, the record naming the variants.
     const entry = this.#store.get(primary, { peek: true })
     if (!entry) {
-      this.#store.count('miss')
+      if (count) this.#store.count('miss')
       return undefined
     }
     if (!isVaryRecord(entry.meta)) {
-      this.#store.count(entry.stale ? 'stale' : 'hit')
+      if (count) this.#store.count(entry.stale ? 'stale' : 'hit')
       return { key: primary, entry, meta: entry.meta as ResponseMeta }
     }
     const key = variantKey(primary, entry.meta.vary.id, entry.meta.vary.f, request.raw.headers)
-    const variant = this.#store.get(key)
+    const variant = this.#store.get(key, { peek: !count })
     return variant ? { key, entry: variant, meta: variant.meta as ResponseMeta } : undefined
   }
 
-  /** Answers from a stored response if the rules allow (possibly after revalidating); false to go on as a miss. */
   /** Whether a stored response may answer this request as it is (RFC 9111 4.2, request directives included). */
   #freshness (ctx: Context, found: Found): { usable: boolean, validate: boolean, staleFor: number } {
     const { meta } = found
