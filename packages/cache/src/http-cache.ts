@@ -85,7 +85,7 @@ class HttpCache {
     if (headers.range !== undefined) {
       // Ranges are cut from a fresh stored response; anything else goes to the route, unstored.
       if (found && this.#freshness(ctx, found).usable) {
-        serveStored(reply, found, this.#o.statusHeader, 'HIT')
+        this.#serve(reply, found, 'HIT')
         return reply
       }
       this.#label(reply, 'BYPASS')
@@ -93,10 +93,12 @@ class HttpCache {
     }
     if (found && await this.#answer(ctx, found)) return reply
     if (ctx.cc.has('only-if-cached')) {
+      this.#store.count('miss')
       sendLines(reply, 504, [], undefined, this.#o.statusHeader, 'MISS')
       return reply
     }
     if (method === 'HEAD') {
+      this.#store.count('miss')
       this.#label(reply, 'MISS')
       return undefined
     }
@@ -105,16 +107,16 @@ class HttpCache {
       lease = this.#store.tryLease(ctx.primary, this.#o.coalesceTimeout)
       if (lease) {
         // Another thread may have stored it between our lookup and our lease.
-        const stored = this.#lookup(ctx.primary, request, false)
+        const stored = this.#lookup(ctx.primary, request)
         if (stored && this.#freshness(ctx, stored).usable) {
           lease.release()
-          serveStored(reply, stored, this.#o.statusHeader, 'HIT')
+          this.#serve(reply, stored, 'HIT')
           return reply
         }
       } else {
         // Another thread is producing this key: wait for it rather than render it again.
         await this.#store.waitFor(ctx.primary, this.#o.coalesceTimeout)
-        const again = this.#lookup(ctx.primary, request, false)
+        const again = this.#lookup(ctx.primary, request)
         if (again && await this.#answer(ctx, again)) return reply
         lease = this.#store.tryLease(ctx.primary, this.#o.coalesceTimeout)
       }
@@ -123,24 +125,24 @@ class HttpCache {
     return undefined
   }
 
+  /** Answers from a stored response; each request counts once in the stats, here or in #fill. */
+  #serve (reply: FastifyReply, found: Found, label: 'HIT' | 'STALE' | 'REVALIDATED', extraLines?: HeaderLines): void {
+    this.#store.count(label === 'STALE' ? 'stale' : 'hit')
+    serveStored(reply, found, this.#o.statusHeader, label, extraLines)
+  }
+
   #label (reply: FastifyReply, label: string): void {
     if (this.#o.statusHeader) reply.raw.setHeader(this.#o.statusHeader, label)
   }
 
-  /** The stored response for a request, if any; `count: false` for re-checks that are not a lookup of their own. */
-  #lookup (primary: string, request: FastifyRequest, count = true): Found | undefined {
+  /** The stored response for a request, if any (not counted: the outcome is, in #serve and #fill). */
+  #lookup (primary: string, request: FastifyRequest): Found | undefined {
     // The primary key holds a response or, for responses with Vary, the record naming the variants.
     const entry = this.#store.get(primary, { peek: true })
-    if (!entry) {
-      if (count) this.#store.count('miss')
-      return undefined
-    }
-    if (!isVaryRecord(entry.meta)) {
-      if (count) this.#store.count(entry.stale ? 'stale' : 'hit')
-      return { key: primary, entry, meta: entry.meta as ResponseMeta }
-    }
+    if (!entry) return undefined
+    if (!isVaryRecord(entry.meta)) return { key: primary, entry, meta: entry.meta as ResponseMeta }
     const key = variantKey(primary, entry.meta.vary.id, entry.meta.vary.f, request.raw.headers)
-    const variant = this.#store.get(key, { peek: !count })
+    const variant = this.#store.get(key, { peek: true })
     return variant ? { key, entry: variant, meta: variant.meta as ResponseMeta } : undefined
   }
 
@@ -163,17 +165,17 @@ class HttpCache {
     if (ctx.request.raw.headers.authorization !== undefined && !meta.au) return false
     const { usable, validate, staleFor } = this.#freshness(ctx, found)
     if (usable) {
-      serveStored(ctx.reply, found, this.#o.statusHeader, 'HIT')
+      this.#serve(ctx.reply, found, 'HIT')
       return true
     }
     if (!validate && meta.mr !== 1) {
       const maxStale = ctx.cc.get('max-stale')
       if (maxStale === true || (maxStale !== undefined && staleFor <= (deltaSeconds(ctx.cc, 'max-stale') ?? -1))) {
-        serveStored(ctx.reply, found, this.#o.statusHeader, 'STALE')
+        this.#serve(ctx.reply, found, 'STALE')
         return true
       }
       if (meta.swr !== undefined && staleFor <= meta.swr && !ctx.cc.has('max-age')) {
-        serveStored(ctx.reply, found, this.#o.statusHeader, 'STALE')
+        this.#serve(ctx.reply, found, 'STALE')
         this.#refreshInBackground(ctx, found)
         return true
       }
@@ -194,7 +196,7 @@ class HttpCache {
       result = await this.#runRoute(ctx.request, found.meta)
     } catch (err) {
       if (this.#canServeOnError(ctx, found, staleFor)) {
-        serveStored(ctx.reply, found, this.#o.statusHeader, 'STALE')
+        this.#serve(ctx.reply, found, 'STALE')
         return true
       }
       throw err
@@ -203,14 +205,15 @@ class HttpCache {
       const updated = this.#updateFromNotModified(ctx.request, found, result)
       // A Set-Cookie on the 304 belongs to this client only: sent, never stored.
       const cookies = result.lines.filter(([n]) => n === 'set-cookie')
-      serveStored(ctx.reply, updated, this.#o.statusHeader, 'REVALIDATED', cookies)
+      this.#serve(ctx.reply, updated, 'REVALIDATED', cookies)
       return true
     }
     if (result.status >= 500 && this.#canServeOnError(ctx, found, staleFor)) {
-      serveStored(ctx.reply, found, this.#o.statusHeader, 'STALE')
+      this.#serve(ctx.reply, found, 'STALE')
       return true
     }
     this.#storeResponse(ctx.request, ctx.primary, result)
+    this.#store.count('miss')
     sendLines(ctx.reply, result.status, result.lines, result.body, this.#o.statusHeader, 'MISS')
     return true
   }
@@ -297,6 +300,7 @@ class HttpCache {
   /** A miss: the route answers the client as usual while a copy is taken for the store. */
   #fill (ctx: Context, lease: Lease | undefined): void {
     const { request, reply } = ctx
+    this.#store.count('miss')
     const requestTime = Date.now()
     const varyHeaders = { ...request.raw.headers }
     captureResponse(reply.raw, this.#store.maxEntryBytes, () => this.#label(reply, 'MISS'), (captured) => {
