@@ -1,0 +1,141 @@
+import { buildNamespace } from './build-id.ts'
+import { decode, encode } from './codec.ts'
+import { nextCacheStore, storeTags } from './store.ts'
+
+// Next.js `cacheHandlers` ('use cache' with cacheComponents) on the shared store. The
+// behaviour follows Next's own default handler, with the store shared by every thread:
+// entries are dropped once past `revalidate` (production), a stale tag hands the entry
+// back with `revalidate: -1`, an expired tag makes it a miss, and a `get` waits for a
+// `set` of the same key in progress, in this thread or any other.
+
+/** A 'use cache' entry as Next passes and expects it. */
+export interface UseCacheEntry {
+  value: ReadableStream<Uint8Array>
+  tags: string[]
+  stale: number
+  timestamp: number
+  expire: number
+  revalidate: number
+}
+
+type StoredEntry = Omit<UseCacheEntry, 'value'> & { body: Uint8Array }
+
+// A set in progress holds a lease this long at most: a thread that dies mid-set cannot
+// hold up readers for longer.
+const SET_LEASE_MS = 10_000
+// Longest a get waits for another thread's set of the same key before it misses.
+const WAIT_MS = 10_000
+
+const pendingSets = new Map<string, Promise<void>>()
+
+function streamOf (bytes: Uint8Array): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start (controller) {
+      controller.enqueue(bytes)
+      controller.close()
+    },
+  })
+}
+
+async function readAll (stream: ReadableStream<Uint8Array>): Promise<Buffer> {
+  const chunks: Uint8Array[] = []
+  for await (const chunk of stream) chunks.push(chunk)
+  return Buffer.concat(chunks)
+}
+
+function keyOf (ns: string, cacheKey: string): string {
+  return ns + 'uc:' + cacheKey
+}
+
+async function get (cacheKey: string, _softTags?: string[]): Promise<UseCacheEntry | undefined> {
+  try {
+    const ns = buildNamespace()
+    if (ns === undefined) return undefined
+    const key = keyOf(ns, cacheKey)
+    const pending = pendingSets.get(key)
+    if (pending) await pending
+    const store = nextCacheStore()
+    // Peek first, so a miss that turns into a hit after waiting is counted once.
+    let found = store.get(key, { peek: true })
+    if (found) store.count(found.stale ? 'stale' : 'hit')
+    else if (await store.waitFor(key, WAIT_MS)) found = store.get(key)
+    if (!found) return undefined
+    const { body, ...entry } = decode<StoredEntry>(found.value)
+    // A negative expire marks an evicted entry in Next's tiered handler.
+    if (entry.expire < 0) return undefined
+    return {
+      ...entry,
+      // The store marks an entry stale when one of its tags went stale after it was stored.
+      revalidate: found.stale ? -1 : entry.revalidate,
+      value: streamOf(body),
+    }
+  } catch {
+    return undefined
+  }
+}
+
+async function set (cacheKey: string, pendingEntry: Promise<UseCacheEntry>): Promise<void> {
+  const ns = buildNamespace()
+  if (ns === undefined) {
+    await pendingEntry
+    return
+  }
+  const key = keyOf(ns, cacheKey)
+  const store = nextCacheStore()
+  let done = (): void => {}
+  pendingSets.set(key, new Promise<void>((resolve) => { done = resolve }))
+  const lease = store.tryLease(key, SET_LEASE_MS)
+  try {
+    const entry = await pendingEntry
+    // expire 0 marks a dynamic entry: Next renders it again on every read anyway.
+    if (entry.expire === 0 && !process.env.__NEXT_DEV_SERVER) return
+    const body = await readAll(entry.value)
+    const tags = storeTags(entry.tags)
+    // A tag revalidated while the entry was being produced makes it stale on arrival:
+    // keep it out rather than let it pass as fresh.
+    if (store.tagsRevalidatedAt(tags) > entry.timestamp) return
+    const stored: StoredEntry = {
+      tags: entry.tags,
+      stale: entry.stale,
+      timestamp: entry.timestamp,
+      expire: entry.expire,
+      revalidate: entry.revalidate,
+      body,
+    }
+    store.set(key, encode(stored), {
+      tags,
+      // In production Next's handler treats an entry past `revalidate` as missing.
+      expireAt: entry.timestamp + Math.min(entry.revalidate, entry.expire) * 1000,
+    })
+  } catch {
+    // A failed generation or stream stores nothing; the next get misses.
+  } finally {
+    lease?.release()
+    pendingSets.delete(key)
+    done()
+  }
+}
+
+async function refreshTags (): Promise<void> {
+  // Tag times live in shared memory: every thread already sees the latest.
+}
+
+/** The latest time any of `tags` (the page's implicit path tags) was revalidated; 0 if never. */
+async function getExpiration (tags: string[]): Promise<number> {
+  try {
+    return nextCacheStore().tagsRevalidatedAt(storeTags(tags))
+  } catch {
+    return 0
+  }
+}
+
+/** With durations: stale at once, gone after `expire` seconds (revalidateTag with a profile). Without: gone at once (updateTag, revalidatePath). */
+async function updateTags (tags: string[], durations?: { expire?: number }): Promise<void> {
+  if (tags.length === 0) return
+  const expire = durations?.expire
+  nextCacheStore().invalidateTags(storeTags(tags), { expire: typeof expire === 'number' ? expire * 1000 : 0 })
+}
+
+const useCacheHandler = { get, set, refreshTags, getExpiration, updateTags }
+
+export default useCacheHandler

@@ -1,0 +1,64 @@
+import { fileURLToPath } from 'node:url'
+import { SPINDLE_NEXT_CACHE_CONFLICT, SPINDLE_NEXT_CACHE_INVALID_CONFIG } from './errors.ts'
+
+// Absolute paths: Next imports handlers by path at run time, from its own directory.
+const CACHE_HANDLER = fileURLToPath(new URL('./cache-handler.js', import.meta.url))
+const USE_CACHE_HANDLER = fileURLToPath(new URL('./use-cache-handler.js', import.meta.url))
+
+/** The part of a Next.js config withSpindle reads and writes. */
+export interface SpindleNextConfig {
+  cacheHandler?: string
+  cacheHandlers?: Record<string, string | undefined>
+  cacheMaxMemorySize?: number
+  [key: string]: unknown
+}
+
+type ConfigFunction<T> = (...args: any[]) => T | Promise<T>
+
+function show (value: unknown): string {
+  if (value === null) return 'null'
+  return Array.isArray(value) ? 'an array' : typeof value
+}
+
+function apply<T extends SpindleNextConfig> (config: T): T {
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) {
+    throw new SPINDLE_NEXT_CACHE_INVALID_CONFIG(`the Next.js config must be an object or a function returning one, got ${show(config)}`)
+  }
+  if (config.cacheHandler !== undefined && config.cacheHandler !== CACHE_HANDLER) {
+    throw new SPINDLE_NEXT_CACHE_CONFLICT(`cacheHandler is already set to ${JSON.stringify(config.cacheHandler)}; remove it to use the shared store`)
+  }
+  const handlers = config.cacheHandlers
+  if (handlers !== undefined && (typeof handlers !== 'object' || handlers === null || Array.isArray(handlers))) {
+    throw new SPINDLE_NEXT_CACHE_INVALID_CONFIG(`cacheHandlers must be an object, got ${show(handlers)}`)
+  }
+  for (const kind of ['default', 'remote']) {
+    const path = handlers?.[kind]
+    if (path !== undefined && path !== USE_CACHE_HANDLER) {
+      throw new SPINDLE_NEXT_CACHE_CONFLICT(`cacheHandlers.${kind} is already set to ${JSON.stringify(path)}; remove it to use the shared store`)
+    }
+  }
+  if (config.cacheMaxMemorySize !== undefined && config.cacheMaxMemorySize !== 0) {
+    throw new SPINDLE_NEXT_CACHE_CONFLICT(`cacheMaxMemorySize must be 0 or unset (a per-thread copy would serve what another thread revalidated), got ${JSON.stringify(config.cacheMaxMemorySize)}`)
+  }
+  return Object.freeze({
+    ...config,
+    cacheHandler: CACHE_HANDLER,
+    cacheHandlers: Object.freeze({ ...handlers, default: USE_CACHE_HANDLER, remote: USE_CACHE_HANDLER }),
+    cacheMaxMemorySize: 0,
+  })
+}
+
+/**
+ * Wires a Next.js config to Spindle's shared cache: `cacheHandler` (ISR, route and fetch
+ * cache) and `cacheHandlers.default` / `.remote` ('use cache') use the process's shared
+ * store, and Next keeps no per-thread copy (`cacheMaxMemorySize: 0`). Accepts a config
+ * object or a config function (phase, context) and returns the same kind.
+ */
+export function withSpindle<T extends SpindleNextConfig> (config: T): T
+export function withSpindle<T extends SpindleNextConfig> (config: ConfigFunction<T>): ConfigFunction<T>
+export function withSpindle<T extends SpindleNextConfig> (config: T | ConfigFunction<T>): T | ConfigFunction<T> {
+  if (typeof config === 'function') {
+    return async (...args: unknown[]) => apply(await config(...args))
+  }
+  return apply(config)
+}
