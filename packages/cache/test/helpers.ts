@@ -32,8 +32,8 @@ export interface Got { status: number, headers: Headers, text: string }
  * One request with undici's plain client: unlike fetch it adds no headers of its own
  * (fetch adds Cache-Control: no-cache to conditional requests).
  */
-export async function get (url: string, init: { method?: string, headers?: Record<string, string> } = {}): Promise<Got> {
-  const res = await request(url, { method: (init.method ?? 'GET') as 'GET', headers: init.headers, headersTimeout: 10_000, bodyTimeout: 10_000 })
+export async function get (url: string, init: { method?: string, headers?: Record<string, string>, body?: string } = {}): Promise<Got> {
+  const res = await request(url, { method: (init.method ?? 'GET') as 'GET', headers: init.headers, body: init.body, headersTimeout: 10_000, bodyTimeout: 10_000 })
   const headers = new Headers()
   for (const [name, value] of Object.entries(res.headers)) {
     for (const v of [value ?? []].flat()) headers.append(name, v)

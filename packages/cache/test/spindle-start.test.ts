@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { get } from './helpers.ts'
+
+const require = createRequire(import.meta.url)
+const cli = join(dirname(require.resolve('@spindle/runtime/package.json')), 'dist/cli.js')
+const dir = fileURLToPath(new URL('./fixtures/spindle-start/', import.meta.url))
+
+describe('under spindle start', () => {
+  it('the guide\'s spindle.config.js shares one cache between workers and purges it from the control port', async () => {
+    const child = spawn(process.execPath, [cli, 'start', '--workers', '2', '--port', '0', '--control-port', '0', '--host', '127.0.0.1'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+    try {
+      let out = ''
+      child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+      const deadline = Date.now() + 30_000
+      while (!/control\s+http/.test(out) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+      const url = /url\s+(http\S+)/.exec(out)?.[1]
+      const control = /control\s+(http\S+)/.exec(out)?.[1]
+      expect(url, out).toBeDefined()
+      const first = await get(`${url}/`)
+      expect(first.headers.get('x-cache')).toBe('MISS')
+      for (let i = 0; i < 4; i++) expect((await get(`${url}/`)).text).toBe(first.text)
+      const purge = await get(`${control}/cache/purge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"tags":["home"]}' })
+      expect(purge.status).toBe(200)
+      expect((await get(`${url}/`)).headers.get('x-cache')).toBe('MISS')
+    } finally {
+      child.kill('SIGTERM')
+      if (child.exitCode === null) await once(child, 'exit')
+    }
+  })
+})
