@@ -91,12 +91,18 @@ class HttpCache {
       this.#label(reply, 'BYPASS')
       return undefined
     }
-    if (found && await this.#answer(ctx, found)) return reply
     if (ctx.cc.has('only-if-cached')) {
+      // The client forbids contacting the origin: a usable stored response or 504, nothing else.
+      const freshness = found && this.#freshness(ctx, found)
+      if (found && freshness && (freshness.usable || (!freshness.validate && found.meta.mr !== 1 && ctx.cc.get('max-stale') === true))) {
+        this.#serve(reply, found, freshness.usable ? 'HIT' : 'STALE')
+        return reply
+      }
       this.#store.count('miss')
       sendLines(reply, 504, [], undefined, this.#o.statusHeader, 'MISS')
       return reply
     }
+    if (found && await this.#answer(ctx, found)) return reply
     if (method === 'HEAD') {
       this.#store.count('miss')
       this.#label(reply, 'MISS')
