@@ -19,7 +19,7 @@ async function fresh (url: string, init: { method?: 'GET' | 'POST', body?: strin
 describe('one cache for every worker (serve() with 2 workers)', () => {
   it('renders each page once across threads, and purges from the control port for all of them', async () => {
     const store = createSharedStore({ maxBytes: 8 * 1024 * 1024, maxTags: 256 })
-    const renders = new SharedArrayBuffer(4)
+    const renders = new SharedArrayBuffer(8)
     const count = new Int32Array(renders)
     server = await serve({
       app: fileURLToPath(new URL('./fixtures/cached-app.mjs', import.meta.url)),
@@ -61,6 +61,17 @@ describe('one cache for every worker (serve() with 2 workers)', () => {
     expect(JSON.parse(bad.text).code).toBe('SPINDLE_CACHE_INVALID_PURGE')
     const remote = JSON.parse((await fresh(`${server.controlUrl}/cache/stats`)).text)
     expect(remote.entries).toBe(store.stats().entries)
+
+    // Stale-while-revalidate: every thread serves the stale page, and one refresh runs for all of them.
+    await fresh(`${server.url}/swr`)
+    await new Promise((resolve) => setTimeout(resolve, 2100))
+    const stale = await Promise.all(Array.from({ length: 16 }, () => fresh(`${server!.url}/swr`)))
+    expect(stale.map((a) => a.text)).toEqual(Array(16).fill('swr 1'))
+    expect(stale.every((a) => a.cache === 'STALE')).toBe(true)
+    expect(new Set(stale.map((a) => a.thread)).size).toBe(2)
+    await new Promise((resolve) => setTimeout(resolve, 800))
+    expect(Atomics.load(count, 1)).toBe(2)
+    expect((await fresh(`${server.url}/swr`)).text).toBe('swr 2')
 
     // A crashed worker is replaced and finds the cache intact: the store lives in the main thread.
     const restartsBefore = server.status().reduce((n, w) => n + w.restarts, 0)
