@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { request } from 'undici'
 import { serve } from '@spindle/runtime'
-import { cacheControlRoutes, createSharedStore } from '../../packages/cache/dist/index.js'
+import { cacheControlRoutes, createSharedStore } from '@spindle/cache'
 
 const seconds = Number(process.argv[2] ?? 5)
 const connections = Number(process.argv[3] ?? 50)

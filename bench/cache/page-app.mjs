@@ -2,7 +2,7 @@
 // three ways (appOptions.mode): 'cached' behind httpCache, 'uncached', and 'static'
 // (the same bytes, prepared once, from a plain Fastify reply).
 import { getSharedResource } from '@spindle/runtime/worker'
-import { httpCache } from '../../packages/cache/dist/index.js'
+import { httpCache } from '@spindle/cache'
 
 function render (id) {
   // Stand-in for a framework render: build the markup with some real work per row.

@@ -3,7 +3,7 @@
 // thread-local cache costs, without sharing anything).
 // Usage (hold the bench lock): flock /tmp/spindle-bench.lock node bench/cache/store.mjs [ms-per-case=1500]
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads'
-import { createSharedStore, openSharedStore } from '../../packages/cache/dist/index.js'
+import { createSharedStore, openSharedStore } from '@spindle/cache'
 
 const KEYS = 64
 
