@@ -13,6 +13,13 @@ export interface SpindleNextConfig {
   [key: string]: unknown
 }
 
+/** What withSpindle sets. */
+export interface SpindleCacheSettings {
+  cacheHandler: string
+  cacheHandlers: Record<string, string | undefined> & { default: string, remote: string }
+  cacheMaxMemorySize: 0
+}
+
 type ConfigFunction<T> = (...args: any[]) => T | Promise<T>
 
 function show (value: unknown): string {
@@ -20,7 +27,7 @@ function show (value: unknown): string {
   return Array.isArray(value) ? 'an array' : typeof value
 }
 
-function apply<T extends SpindleNextConfig> (config: T): T {
+function apply<T extends SpindleNextConfig> (config: T): T & SpindleCacheSettings {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
     throw new SPINDLE_NEXT_CACHE_INVALID_CONFIG(`the Next.js config must be an object or a function returning one, got ${show(config)}`)
   }
@@ -54,9 +61,9 @@ function apply<T extends SpindleNextConfig> (config: T): T {
  * store, and Next keeps no per-thread copy (`cacheMaxMemorySize: 0`). Accepts a config
  * object or a config function (phase, context) and returns the same kind.
  */
-export function withSpindle<T extends SpindleNextConfig> (config: T): T
-export function withSpindle<T extends SpindleNextConfig> (config: ConfigFunction<T>): ConfigFunction<T>
-export function withSpindle<T extends SpindleNextConfig> (config: T | ConfigFunction<T>): T | ConfigFunction<T> {
+export function withSpindle<T extends SpindleNextConfig> (config: T): T & SpindleCacheSettings
+export function withSpindle<T extends SpindleNextConfig> (config: ConfigFunction<T>): ConfigFunction<T & SpindleCacheSettings>
+export function withSpindle<T extends SpindleNextConfig> (config: T | ConfigFunction<T>): (T & SpindleCacheSettings) | ConfigFunction<T & SpindleCacheSettings> {
   if (typeof config === 'function') {
     return async (...args: unknown[]) => apply(await config(...args))
   }
