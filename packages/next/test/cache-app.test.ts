@@ -69,6 +69,14 @@ describe('Next.js caches shared by 2 workers', () => {
     expect(renders('products')).toBe(1)
   })
 
+  it("renders a 'use cache' component once when both workers miss it at the same time", async () => {
+    const [first, second] = await Promise.all([a.get('/slow'), b.get('/slow')])
+    expect(new Set([first.worker, second.worker]).size).toBe(2)
+    expect(textOf(first.body, 'report')).toMatch(/^report:/)
+    expect(textOf(second.body, 'report')).toBe(textOf(first.body, 'report'))
+    expect(renders('report')).toBe(1)
+  })
+
   it('renders a cached page once, not once per worker', async () => {
     const first = await a.get('/isr')
     const second = await b.get('/isr')

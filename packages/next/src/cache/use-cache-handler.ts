@@ -1,3 +1,4 @@
+import type { Lease } from '@spindle/cache'
 import { buildNamespace } from './build-id.ts'
 import { decode, encode } from './codec.ts'
 import { nextCacheStore, storeTags } from './store.ts'
@@ -6,7 +7,9 @@ import { nextCacheStore, storeTags } from './store.ts'
 // behaviour follows Next's own default handler, with the store shared by every thread:
 // entries are dropped once past `revalidate` (production), a stale tag hands the entry
 // back with `revalidate: -1`, an expired tag makes it a miss, and a `get` waits for a
-// `set` of the same key in progress, in this thread or any other.
+// `set` of the same key in progress, in this thread or any other. Beyond Next's handler,
+// the first thread to miss a key claims it until its `set`: a miss on another thread
+// meanwhile waits for that result instead of rendering the same thing again.
 
 /** A 'use cache' entry as Next passes and expects it. */
 export interface UseCacheEntry {
@@ -20,13 +23,15 @@ export interface UseCacheEntry {
 
 type StoredEntry = Omit<UseCacheEntry, 'value'> & { body: Uint8Array }
 
-// A set in progress holds a lease this long at most: a thread that dies mid-set cannot
-// hold up readers for longer.
-const SET_LEASE_MS = 10_000
+// A claim lasts this long at most, from a miss to its set: a render that takes longer,
+// fails without a set, or dies with its thread cannot hold other threads up for longer.
+const CLAIM_MS = 5_000
 // Longest a get waits for another thread's set of the same key before it misses.
 const WAIT_MS = 10_000
 
 const pendingSets = new Map<string, Promise<void>>()
+// Keys this thread missed and is producing, released by their set.
+const claims = new Map<string, Lease>()
 
 function streamOf (bytes: Uint8Array): ReadableStream<Uint8Array> {
   return new ReadableStream({
@@ -58,7 +63,17 @@ async function get (cacheKey: string, _softTags?: string[]): Promise<UseCacheEnt
     // Peek first, so a miss that turns into a hit after waiting is counted once.
     let found = store.get(key, { peek: true })
     if (found) store.count(found.stale ? 'stale' : 'hit')
-    else if (await store.waitFor(key, WAIT_MS)) found = store.get(key)
+    else {
+      const claim = store.tryLease(key, CLAIM_MS)
+      if (claim) {
+        // This thread produces the entry: Next calls set next, which releases the claim.
+        store.count('miss')
+        claims.get(key)?.release()
+        claims.set(key, claim)
+        return undefined
+      }
+      if (await store.waitFor(key, WAIT_MS)) found = store.get(key)
+    }
     if (!found) return undefined
     const { body, ...entry } = decode<StoredEntry>(found.value)
     // A negative expire marks an evicted entry in Next's tiered handler.
@@ -84,7 +99,8 @@ async function set (cacheKey: string, pendingEntry: Promise<UseCacheEntry>): Pro
   const store = nextCacheStore()
   let done = (): void => {}
   pendingSets.set(key, new Promise<void>((resolve) => { done = resolve }))
-  const lease = store.tryLease(key, SET_LEASE_MS)
+  const lease = claims.get(key) ?? store.tryLease(key, CLAIM_MS)
+  claims.delete(key)
   try {
     const entry = await pendingEntry
     // expire 0 marks a dynamic entry: Next renders it again on every read anyway.
