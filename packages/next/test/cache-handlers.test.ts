@@ -194,6 +194,10 @@ describe('incremental cache handler (ISR, routes, fetch)', () => {
     const data = { kind: 'FETCH', data: { headers: {}, body: 'e30=', status: 200, url: 'http://x' }, revalidate: 30 }
     await h.set(key, data, { fetchCache: true, tags: [tag] })
     expect((await h.get(key, { kind: 'FETCH', tags: [tag], softTags: [soft] }))?.value).toEqual(data)
+    await h.revalidateTag(tag, { expire: 3600 })
+    const stale = await h.get(key, { kind: 'FETCH', tags: [tag], softTags: [soft] })
+    expect(stale?.value).toEqual(data)
+    expect(Date.now() - stale!.lastModified).toBeGreaterThan(30_000)
     await h.revalidateTag(soft)
     expect(await h.get(key, { kind: 'FETCH', tags: [tag], softTags: [soft] })).toBeNull()
   })

@@ -66,11 +66,12 @@ export default class SpindleCacheHandler {
       const entry = store.get(ns + 'isr:' + key)
       if (!entry) return null
       const stored = decode<StoredValue>(entry.value)
-      // Soft tags (the rendering page's paths) are known only at read time, and
-      // revalidatePath expires them at once.
+      // Soft tags (the rendering page's paths) and tags the entry was not stored with are
+      // known only at read time; revalidatePath expires them at once.
       if (stored.value?.kind === FETCH) {
-        const extra = [...(ctx.tags ?? []), ...(ctx.softTags ?? [])]
-        if (extra.length > 0 && store.tagsRevalidatedAt(storeTags(extra)) > entry.storedAt) return null
+        const own = new Set(entry.tags)
+        const extra = storeTags([...(ctx.tags ?? []), ...(ctx.softTags ?? [])]).filter((tag) => !own.has(tag))
+        if (extra.length > 0 && store.tagsRevalidatedAt(extra) > entry.storedAt) return null
       }
       if (!entry.stale) return stored
       return { ...stored, lastModified: staleLastModified(stored, ctx, Date.now()) }
