@@ -4,11 +4,12 @@
 //
 //   pnpm bench [--workloads hello,next,react-router] [--configs single,cluster,pm2,watt,spindle-1,spindle]
 //              [--rounds 2] [--duration 6] [--workers N] [--no-open] [--max-minutes 14]
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { availableParallelism, cpus } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { closedLoop } from './lib/closed-loop.mjs'
+import { openLoop } from './lib/open-loop.mjs'
 import { portAnswers, startServer, treeCpuSeconds, waitPortFree } from './lib/processes.mjs'
 import { CONFIG_TITLES, markdown, summarize, svgChart } from './lib/report.mjs'
 import { workloads } from './lib/workloads.mjs'
@@ -58,9 +59,6 @@ mkdirSync(workDir, { recursive: true })
 const startedAt = Date.now()
 const log = (msg) => process.stderr.write(`[bench ${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)}s] ${msg}\n`)
 
-const openLoopModule = here + 'overload/open-loop.mjs'
-const openLoop = !values['no-open'] && existsSync(openLoopModule) ? (await import(openLoopModule)).openLoop : undefined
-if (!values['no-open'] && !openLoop) log('open-loop generator not found: closed loop only')
 
 if (await portAnswers(opts.port)) { log(`port ${opts.port} is in use: pick another with --port`); process.exit(1) }
 
@@ -95,10 +93,10 @@ for (let round = 1; round <= opts.rounds && !outOfTime; round++) {
         const cpu = (treeCpuSeconds(server.pid) - cpu0) / opts.duration
         let open
         const baseRps = block.configs.single?.runs?.[0]?.closed.rps ?? (config === 'single' ? closed.rps : undefined)
-        if (openLoop && baseRps) {
+        if (!values['no-open'] && wl.open !== false && baseRps) {
           const rate = Math.round(baseRps * opts.openFactor)
           const o = await openLoop({ url, rate, duration: opts.duration, timeout: 5000, headers: wl.headers })
-          open = { rate, ...normalizeOpen(o, opts.duration) }
+          open = { rate, sent: o.sent, successPct: o.successPct, goodput: o.goodput, ...o.latency2xx, timeouts: o.timeouts, errors: o.errors + o.otherStatus + o.dropped }
         }
         ;(entry.runs ??= []).push({ closed, cpu, open })
         log(`round ${round} ${name} / ${config}: ${Math.round(closed.rps)} req/s, p99 ${closed.p99} ms, cpu ${cpu.toFixed(2)}` +
@@ -111,21 +109,6 @@ for (let round = 1; round <= opts.rounds && !outOfTime; round++) {
         await waitPortFree(opts.port)
       }
     }
-  }
-}
-
-function normalizeOpen (o, duration) {
-  const sent = o.sent ?? o.total ?? 0
-  const ok = o.ok ?? o.ok2xx ?? o.status2xx ?? 0
-  return {
-    sent,
-    successPct: o.successPct ?? (sent ? (100 * ok) / sent : 0),
-    goodput: o.goodput ?? ok / duration,
-    p50: o.latency2xx?.p50 ?? o.p50,
-    p95: o.latency2xx?.p95 ?? o.p95,
-    p99: o.latency2xx?.p99 ?? o.p99,
-    timeouts: o.timeouts ?? 0,
-    errors: o.errors ?? 0,
   }
 }
 

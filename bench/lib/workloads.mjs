@@ -41,6 +41,8 @@ export const workloads = {
     title: 'hello-world JSON (Fastify)',
     path: '/',
     headers: {},
+    // 1.5x a single Fastify process is beyond what one JavaScript load generator can send.
+    open: false,
     prepare: () => undefined,
     launch (config, { workers, port }) {
       const dir = root + 'examples/fastify'
