@@ -87,9 +87,9 @@ for (let round = 1; round <= opts.rounds && !outOfTime; round++) {
       let server
       try {
         server = await startServer({ ...spec, readyUrl: url, headers: wl.headers })
-        await closedLoop({ url, connections: opts.connections, duration: opts.warmup, headers: wl.headers })
+        await closedLoop({ url, connections: opts.connections, duration: opts.warmup, headers: wl.headers, paths: wl.paths })
         const cpu0 = treeCpuSeconds(server.pid)
-        const closed = await closedLoop({ url, connections: opts.connections, duration: opts.duration, headers: wl.headers })
+        const closed = await closedLoop({ url, connections: opts.connections, duration: opts.duration, headers: wl.headers, paths: wl.paths })
         const cpu = (treeCpuSeconds(server.pid) - cpu0) / opts.duration
         let open
         const baseRps = block.configs.single?.runs?.[0]?.closed.rps ?? (config === 'single' ? closed.rps : undefined)

@@ -3,9 +3,10 @@
 import autocannon from 'autocannon'
 import { percentile } from './stats.mjs'
 
-export async function closedLoop ({ url, connections = 100, duration = 10, headers = {} }) {
+export async function closedLoop ({ url, connections = 100, duration = 10, headers = {}, paths }) {
   const latencies = []
-  const instance = autocannon({ url, connections, duration, headers, timeout: 10 })
+  const requests = paths?.map((path) => ({ method: 'GET', path }))
+  const instance = autocannon({ url, connections, duration, headers, timeout: 10, ...(requests ? { requests } : {}) })
   instance.on('response', (_client, status, _bytes, ms) => { latencies.push(ms) })
   const r = await instance
   const total = r.requests.total + r.errors + r.timeouts

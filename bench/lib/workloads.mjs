@@ -36,6 +36,8 @@ function forked (kind, job, workers, port, cwd, env = {}) {
   }
 }
 
+const PAGES = 2000
+
 export const workloads = {
   hello: {
     title: 'hello-world JSON (Fastify)',
@@ -51,6 +53,22 @@ export const workloads = {
       if (config === 'spindle-1') return spindle(dir, 1, port, [dir + '/app.js'])
       if (config === 'watt') return { unavailable: 'not measured for plain Fastify (Watt is measured on the Next.js workload)' }
       return forked(config, job, workers, port, dir)
+    },
+  },
+
+  cache: {
+    title: `${PAGES} server-rendered pages behind the HTTP cache`,
+    path: '/page/1',
+    // Every connection walks the same ${PAGES} pages: each page is rendered once per cache.
+    paths: Array.from({ length: PAGES }, (_, i) => `/page/${i + 1}`),
+    headers: {},
+    prepare: () => undefined,
+    launch (config, { workers, port }) {
+      const job = nodeJob(apps + 'fastify-single.mjs', [apps + 'cached-pages.mjs'])
+      if (config === 'spindle') return spindle(apps, workers, port, ['-c', apps + 'cached-pages.config.mjs'])
+      if (config === 'spindle-1') return spindle(apps, 1, port, ['-c', apps + 'cached-pages.config.mjs'])
+      if (config === 'watt') return { unavailable: 'not measured: Watt caches outgoing fetch calls, not inbound pages' }
+      return forked(config, job, workers, port, apps)
     },
   },
 
