@@ -1,0 +1,91 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Duplex } from 'node:stream'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { SPINDLE_NEXT_PREPARE_FAILED } from './errors.ts'
+import { resolveNextOptions, type NextAdapterOptions } from './options.ts'
+
+type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
+type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => Promise<void>
+interface NextServer {
+  prepare (): Promise<void>
+  getRequestHandler (): RequestHandler
+  getUpgradeHandler? (): UpgradeHandler
+  close? (): Promise<void>
+}
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The Next.js server the adapter mounted. */
+    next: NextServer
+  }
+}
+
+/** Loads `next` from the app's folder, so the app's own copy (and its config) is used. */
+function loadNext (dir: string): (opts: { dir: string, dev: boolean, quiet: boolean, customServer?: boolean }) => NextServer {
+  const mod = createRequire(join(dir, 'package.json'))('next') as { default?: unknown }
+  return (typeof mod === 'function' ? mod : mod.default) as (opts: object) => NextServer
+}
+
+async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): Promise<void> {
+  const opts = resolveNextOptions(options)
+  const app = loadNext(opts.dir)({ dir: opts.dir, dev: opts.dev, quiet: opts.quiet, customServer: true })
+  try {
+    await app.prepare()
+  } catch (err) {
+    throw new SPINDLE_NEXT_PREPARE_FAILED(opts.dir, (err as Error).message, { cause: err })
+  }
+  const handle = app.getRequestHandler()
+  fastify.decorate('next', app)
+  fastify.addHook('onClose', async () => { await app.close?.() })
+
+  if (opts.dev && typeof app.getUpgradeHandler === 'function') {
+    // The dev server's HMR websocket arrives as an HTTP upgrade on Fastify's server.
+    const upgrade = app.getUpgradeHandler()
+    fastify.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      upgrade(req, socket, head).catch(() => socket.destroy())
+    })
+  }
+
+  const render = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const res = reply.raw
+    // Next writes to the raw response: headers already set on `reply` (by hooks or plugins)
+    // would be lost at hijack, so they move to the raw response first.
+    for (const [name, value] of Object.entries(reply.getHeaders())) {
+      if (value !== undefined) res.setHeader(name, value as string | number | readonly string[])
+    }
+    reply.hijack()
+    try {
+      await handle(request.raw, res)
+    } catch (err) {
+      request.log.error({ err }, 'Next.js request handler failed')
+      // A failure after Next started writing must still end the response.
+      if (!res.headersSent) {
+        res.statusCode = 500
+        res.setHeader('content-type', 'text/plain; charset=utf-8')
+        res.end('Internal Server Error')
+      } else {
+        res.destroy(err as Error)
+      }
+    }
+  }
+
+  // Encapsulated, so the raw-body parser below applies to Next's routes only: the user's
+  // own routes keep Fastify's JSON and form parsing.
+  await fastify.register(async function nextRoutes (scope) {
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
+    scope.route({ method: METHODS, url: '/', handler: render })
+    scope.route({ method: METHODS, url: '/*', handler: render })
+  })
+}
+
+/**
+ * Mounts a Next.js 16 app in Fastify: `await fastify.register(nextAdapter, { dir })`.
+ * Routes the user registers, before or after, win over Next's catch-all.
+ */
+export const nextAdapter = fp(plugin, { name: '@spindle/next', fastify: '5.x' })
