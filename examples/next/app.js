@@ -1,0 +1,12 @@
+// The Fastify app spindle start runs in every worker: Next.js mounted by nextAdapter,
+// next to an ordinary Fastify route.
+import { dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { nextAdapter } from '@spindle/next'
+
+export const options = { logger: process.env.LOG_LEVEL ? { level: process.env.LOG_LEVEL } : false }
+
+export default async function app (fastify) {
+  fastify.get('/healthcheck', async () => ({ ok: true }))
+  await fastify.register(nextAdapter, { dir: dirname(fileURLToPath(import.meta.url)) })
+}

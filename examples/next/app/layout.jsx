@@ -1,0 +1,18 @@
+import Link from 'next/link'
+
+export const metadata = { title: 'Spindle + Next.js' }
+
+export default function RootLayout ({ children }) {
+  return (
+    <html lang="en">
+      <body style={{ fontFamily: 'system-ui, sans-serif', margin: '2rem' }}>
+        <nav style={{ display: 'flex', gap: '1rem' }}>
+          <Link href="/">Home</Link>
+          <Link href="/dynamic">Dynamic</Link>
+          <Link href="/static">Static</Link>
+        </nav>
+        <main>{children}</main>
+      </body>
+    </html>
+  )
+}

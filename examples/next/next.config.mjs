@@ -1,0 +1,4 @@
+/** @type {import('next').NextConfig} */
+export default {
+  poweredByHeader: false,
+}

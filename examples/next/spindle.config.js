@@ -1,0 +1,6 @@
+import { defineConfig } from '@spindle/runtime'
+
+export default defineConfig({
+  app: './app.js',
+  shutdownTimeout: 10_000,
+})
