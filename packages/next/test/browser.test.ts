@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { chromium, type Browser } from 'playwright-core'
+import { serve, type SpindleServer } from '@spindle/runtime'
+import { buildApp } from './fixtures/build.ts'
+
+const CHROMIUM = '/usr/bin/chromium'
+let server: SpindleServer
+let browser: Browser
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (.ci/run does)`)
+  buildApp()
+  server = await serve({
+    app: fileURLToPath(new URL('./fixtures/app-module.js', import.meta.url)),
+    workers: 2, port: 0, host: '127.0.0.1', controlPort: false, handleSignals: false,
+  })
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--no-first-run', '--disable-sync'],
+  })
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await server?.close()
+})
+
+describe('a Next.js page through Spindle in Chromium', () => {
+  it('hydrates, and navigates client-side without a full page load', async () => {
+    const page = await browser.newPage()
+    await page.goto(server.url + '/')
+    await page.click('#counter')
+    await page.click('#counter')
+    // Only a hydrated page reacts to clicks.
+    await page.waitForSelector('text=clicked 2 times', { timeout: 10_000 })
+    await page.evaluate(() => { (window as unknown as { marker: string }).marker = 'same document' })
+    await page.click('#to-static')
+    await page.waitForSelector('#static-title', { timeout: 10_000 })
+    expect(page.url()).toBe(server.url + '/static')
+    // A client-side navigation keeps the document (and so the marker) alive.
+    expect(await page.evaluate(() => (window as unknown as { marker?: string }).marker)).toBe('same document')
+    await page.close()
+  })
+})
