@@ -1,0 +1,13 @@
+import createError from '@fastify/error'
+
+export const SPINDLE_REACT_ROUTER_INVALID_OPTION = createError('SPINDLE_REACT_ROUTER_INVALID_OPTION', '%s', 500, TypeError)
+
+export const SPINDLE_REACT_ROUTER_BUILD_NOT_FOUND = createError(
+  'SPINDLE_REACT_ROUTER_BUILD_NOT_FOUND',
+  'No React Router server build at %s: run "react-router build" first',
+)
+
+export const SPINDLE_REACT_ROUTER_BUILD_INVALID = createError(
+  'SPINDLE_REACT_ROUTER_BUILD_INVALID',
+  'The React Router build %s is not a server build (no routes or entry): %s',
+)

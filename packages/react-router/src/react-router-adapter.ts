@@ -1,0 +1,55 @@
+import { pathToFileURL } from 'node:url'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { createRequestHandler, type ServerBuild } from 'react-router'
+import { SPINDLE_REACT_ROUTER_BUILD_INVALID } from './errors.ts'
+import { resolveAdapterOptions, type ReactRouterAdapterOptions } from './options.ts'
+import { serveClientFile } from './static-files.ts'
+import { sendWebResponse, toWebRequest } from './web-request.ts'
+
+// OPTIONS is left out on purpose: a CORS plugin answers preflights, and two OPTIONS
+// catch-alls would clash.
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
+
+async function loadBuild (build: ReactRouterAdapterOptions['build']): Promise<ServerBuild> {
+  const value = typeof build === 'string'
+    ? await import(pathToFileURL(build).href) as ServerBuild
+    : typeof build === 'function' ? await build() : build
+  const label = typeof build === 'string' ? build : 'object'
+  if (!value || typeof value !== 'object' || !value.routes || !value.entry) {
+    throw new SPINDLE_REACT_ROUTER_BUILD_INVALID(label, 'expected the module react-router build writes to build/server/index.js')
+  }
+  return value
+}
+
+async function plugin (fastify: FastifyInstance, options: ReactRouterAdapterOptions): Promise<void> {
+  const opts = resolveAdapterOptions(options)
+  // The build is imported once, at registration; a function build is called once too.
+  const build = await loadBuild(opts.build)
+  const handle = createRequestHandler(build, opts.mode)
+
+  const render = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (opts.clientDir && (request.method === 'GET' || request.method === 'HEAD')) {
+      const pathname = request.url.split('?')[0]!
+      if (await serveClientFile(opts.clientDir, pathname, opts.staticMaxAge, reply, request.method === 'HEAD')) return
+    }
+    const context = opts.getLoadContext ? await opts.getLoadContext(request, reply) : undefined
+    const response = await handle(toWebRequest(request, reply), context)
+    await sendWebResponse(reply, response)
+  }
+
+  // Encapsulated so that no body parser consumes request bodies on the framework's routes,
+  // while the user's own routes keep Fastify's JSON and form parsing.
+  await fastify.register(async function reactRouterRoutes (scope) {
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
+    scope.route({ method: METHODS, url: '/', handler: render })
+    scope.route({ method: METHODS, url: '/*', handler: render })
+  })
+}
+
+/**
+ * Mounts a React Router framework-mode build in Fastify:
+ * `await fastify.register(reactRouterAdapter, { build: './build/server/index.js' })`.
+ */
+export const reactRouterAdapter = fp(plugin, { name: '@spindle/react-router', fastify: '5.x' })
