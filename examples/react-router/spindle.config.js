@@ -1,0 +1,3 @@
+import { defineConfig } from '@spindle/runtime'
+
+export default defineConfig({ app: './app.js' })
