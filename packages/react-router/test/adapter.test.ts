@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
+import compress from '@fastify/compress'
 import cors from '@fastify/cors'
 import { RouterContextProvider } from 'react-router'
 import { request } from 'undici'
@@ -17,6 +18,7 @@ beforeAll(async () => {
   fastify = Fastify({ trustProxy: true })
   fastify.get('/before', async () => ({ route: 'before' }))
   await fastify.register(cors, { origin: 'https://client.test' })
+  await fastify.register(compress, { threshold: 1024 })
   await fastify.register(reactRouterAdapter, { build: serverBuild, getLoadContext: () => new RouterContextProvider() })
   fastify.get('/after', async () => ({ route: 'after' }))
   fastify.post('/json', async (req) => ({ parsed: req.body }))
@@ -117,6 +119,26 @@ describe('reactRouterAdapter in one Fastify process', () => {
     expect(preflight.headers['access-control-allow-origin']).toBe('https://client.test')
     const page = await get('/', { headers: { origin: 'https://client.test' } })
     expect(page.headers['access-control-allow-origin']).toBe('https://client.test')
+  })
+})
+
+describe('reactRouterAdapter and the client connection', () => {
+  it('aborts the request signal when the client disconnects', async () => {
+    const ac = new AbortController()
+    const pending = request(base + '/wait', { signal: ac.signal }).catch(() => undefined)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    ac.abort()
+    await pending
+    const deadline = Date.now() + 2000
+    while (!(globalThis as { __spindleAbortSeen?: boolean }).__spindleAbortSeen && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    expect((globalThis as { __spindleAbortSeen?: boolean }).__spindleAbortSeen).toBe(true)
+  })
+
+  it('lets @fastify/compress compress streamed pages', async () => {
+    const res = await request(base + '/', { headers: { ...BROWSER, 'accept-encoding': 'gzip' } })
+    expect(res.headers['content-encoding']).toBe('gzip')
+    const { gunzipSync } = await import('node:zlib')
+    expect(gunzipSync(Buffer.from(await res.body.arrayBuffer())).toString()).toContain('hello from the loader')
   })
 })
 
