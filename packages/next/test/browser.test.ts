@@ -36,12 +36,12 @@ describe('a Next.js page through Spindle in Chromium', () => {
     await page.click('#counter')
     // Only a hydrated page reacts to clicks.
     await page.waitForSelector('text=clicked 2 times', { timeout: 10_000 })
-    await page.evaluate(() => { (window as unknown as { marker: string }).marker = 'same document' })
+    await page.evaluate(() => { (globalThis as unknown as { marker: string }).marker = 'same document' })
     await page.click('#to-static')
     await page.waitForSelector('#static-title', { timeout: 10_000 })
     expect(page.url()).toBe(server.url + '/static')
     // A client-side navigation keeps the document (and so the marker) alive.
-    expect(await page.evaluate(() => (window as unknown as { marker?: string }).marker)).toBe('same document')
+    expect(await page.evaluate(() => (globalThis as unknown as { marker?: string }).marker)).toBe('same document')
     await page.close()
   })
 })

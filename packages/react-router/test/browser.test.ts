@@ -35,11 +35,11 @@ describe('a React Router app through Spindle in Chromium', () => {
     await page.goto(server.url + '/')
     await page.click('#counter')
     await page.waitForSelector('text=clicked 1 times', { timeout: 10_000 })
-    await page.evaluate(() => { (window as unknown as { marker: string }).marker = 'same document' })
+    await page.evaluate(() => { (globalThis as unknown as { marker: string }).marker = 'same document' })
     await page.click('#to-about')
     await page.waitForSelector('#about', { timeout: 10_000 })
     expect(await page.textContent('#about')).toBe('about loader data')
-    expect(await page.evaluate(() => (window as unknown as { marker?: string }).marker)).toBe('same document')
+    expect(await page.evaluate(() => (globalThis as unknown as { marker?: string }).marker)).toBe('same document')
     // The loader ran on the server through a single-fetch request.
     expect(dataRequests.some((u) => u.includes('/about.data'))).toBe(true)
     await page.close()
