@@ -52,6 +52,7 @@ export const workloads = {
       if (config === 'spindle') return spindle(dir, workers, port, [dir + '/app.js'])
       if (config === 'spindle-1') return spindle(dir, 1, port, [dir + '/app.js'])
       if (config === 'watt') return { unavailable: 'not measured for plain Fastify (Watt is measured on the Next.js workload)' }
+      if (config === 'adapter') return { unavailable: 'the single process is already plain Fastify' }
       return forked(config, job, workers, port, dir)
     },
   },
@@ -70,6 +71,7 @@ export const workloads = {
       if (config === 'spindle') return spindle(apps, workers, port, ['-c', apps + 'cached-pages.config.mjs'])
       if (config === 'spindle-1') return spindle(apps, 1, port, ['-c', apps + 'cached-pages.config.mjs'])
       if (config === 'watt') return { unavailable: 'not measured: Watt caches outgoing fetch calls, not inbound pages' }
+      if (config === 'adapter') return { unavailable: 'the single process is already plain Fastify' }
       return forked(config, job, workers, port, apps)
     },
   },
@@ -91,6 +93,7 @@ export const workloads = {
       if (config === 'spindle') return spindle(dir, workers, port)
       if (config === 'spindle-1') return spindle(dir, 1, port)
       if (config === 'watt') return watt(dir, workers, port, workDir)
+      if (config === 'adapter') return forked('single', nodeJob(apps + 'fastify-single.mjs', [dir + '/app.js']), 1, port, dir)
       return forked(config, job, workers, port, dir)
     },
   },
@@ -106,10 +109,11 @@ export const workloads = {
     },
     launch (config, { workers, port }) {
       const dir = root + 'examples/react-router'
-      const serveBin = installed(benchDir, '@react-router/serve', 'bin.js') ?? installed(dir, '@react-router/serve', 'bin.js')
+      const serveBin = installed(benchDir, '@react-router/serve', 'bin.cjs')
       if (config === 'spindle') return spindle(dir, workers, port)
       if (config === 'spindle-1') return spindle(dir, 1, port)
       if (config === 'watt') return { unavailable: 'Watt has no React Router capability on the npm registry (@platformatic/react-router is not published there)' }
+      if (config === 'adapter') return forked('single', nodeJob(apps + 'fastify-single.mjs', [dir + '/app.js']), 1, port, dir)
       if (!serveBin) return { unavailable: '@react-router/serve is not installed' }
       return forked(config, nodeJob(serveBin, [dir + '/build/server/index.js']), workers, port, dir)
     },
