@@ -71,6 +71,14 @@ for (const name of selected) {
 }
 
 let outOfTime = false
+// Interrupted runs stop the server under test too: nothing is left listening.
+let current
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the server under test`)
+    Promise.resolve(current?.stop()).finally(() => process.exit(130))
+  })
+}
 for (let round = 1; round <= opts.rounds && !outOfTime; round++) {
   for (const name of selected) {
     const block = results[name]
@@ -87,6 +95,7 @@ for (let round = 1; round <= opts.rounds && !outOfTime; round++) {
       let server
       try {
         server = await startServer({ ...spec, readyUrl: url, headers: wl.headers })
+        current = server
         await closedLoop({ url, connections: opts.connections, duration: opts.warmup, headers: wl.headers, paths: wl.paths })
         const cpu0 = treeCpuSeconds(server.pid)
         const closed = await closedLoop({ url, connections: opts.connections, duration: opts.duration, headers: wl.headers, paths: wl.paths })
@@ -106,6 +115,7 @@ for (let round = 1; round <= opts.rounds && !outOfTime; round++) {
         log(`${name} / ${config}: failed: ${err.message.slice(0, 2000)}`)
       } finally {
         if (server) await server.stop()
+        current = undefined
         await waitPortFree(opts.port)
       }
     }
