@@ -71,5 +71,9 @@ function metrics (supervisor: Supervisor): string {
   metric('spindle_worker_heap_used_bytes', 'gauge', 'V8 heap in use', per((w) => w.heapUsed ?? 0))
   metric('spindle_worker_requests_in_flight', 'gauge', 'Requests whose response has not closed', per((w) => w.inflight))
   metric('spindle_worker_restarts_total', 'counter', 'Times the worker slot was restarted or replaced', per((w) => w.restarts))
+  lines.push('# HELP spindle_worker_shed_requests_total Requests answered 503 by load shedding, by reason', '# TYPE spindle_worker_shed_requests_total counter')
+  for (const w of workers) {
+    for (const [reason, n] of Object.entries(w.shed)) lines.push(`spindle_worker_shed_requests_total{worker="${w.id}",reason="${reason}"} ${n}`)
+  }
   return lines.join('\n') + '\n'
 }

@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads'
 import { SPINDLE_RUNTIME_START_TIMEOUT, SPINDLE_RUNTIME_WORKER_START_FAILED } from './errors.ts'
 import type { ResolvedOptions } from './options.ts'
 import {
-  PHASE_STARTING, STATUS_BYTES, STATUS_HEARTBEAT, STATUS_INFLIGHT, STATUS_PHASE, STATUS_REQUESTS,
+  PHASE_STARTING, STATUS_BYTES, STATUS_HEARTBEAT, STATUS_INFLIGHT, STATUS_PHASE, STATUS_PRESSURE, STATUS_REQUESTS, STATUS_SHED_FIRST,
   deserializeError, type SupervisorMessage, type WorkerData, type WorkerMessage,
 } from './protocol.ts'
 
@@ -48,6 +48,7 @@ export class ManagedWorker extends EventEmitter {
       port,
       status,
       shared: opts.shared,
+      shedding: opts.shedding,
     }
     this.thread = new Worker(WORKER_ENTRY, {
       workerData: data,
@@ -67,6 +68,10 @@ export class ManagedWorker extends EventEmitter {
   get exited (): boolean { return this.#exited }
   get inflight (): number { return Atomics.load(this.#status, STATUS_INFLIGHT) }
   get requests (): number { return Atomics.load(this.#status, STATUS_REQUESTS) >>> 0 }
+  /** Shed requests since start, by SHED_REASONS index (written by the worker's plugin). */
+  shedCount (i: number): number { return Atomics.load(this.#status, STATUS_SHED_FIRST + i) >>> 0 }
+  /** Tells the worker to shed renders (true) or not, from the supervisor's view of it. */
+  setPressure (on: boolean): void { Atomics.store(this.#status, STATUS_PRESSURE, on ? 1 : 0) }
   get phase (): number { return Atomics.load(this.#status, STATUS_PHASE) }
   get elu (): number { return this.#elu }
   get heap (): { used: number, limit: number } | undefined { return this.#heap }

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { defaultWorkerCount } from './cpus.ts'
 import { SPINDLE_RUNTIME_INVALID_OPTION } from './errors.ts'
 import { silentLogger, type SupervisorLogger } from './logger.ts'
+import { resolveSheddingOptions, type LoadSheddingOptions, type ResolvedSheddingOptions } from './shed-options.ts'
 
 /** A handler on the control server (main thread). It must never block. */
 export type ControlHandler = (req: IncomingMessage, res: ServerResponse) => void
@@ -60,6 +61,8 @@ export interface ServeOptions {
   mode?: 'reuseport'
   /** Where supervisor events go (pino-compatible). Default: silent. */
   logger?: SupervisorLogger
+  /** Load shedding in every worker (docs/overload.md); false turns it off. Default: on, with its defaults. */
+  shedding?: LoadSheddingOptions | false
 }
 
 export interface ResolvedOptions {
@@ -86,13 +89,14 @@ export interface ResolvedOptions {
   readonly controlRoutes: Readonly<Record<string, ControlHandler>>
   readonly mode: 'reuseport'
   readonly logger: SupervisorLogger
+  readonly shedding: ResolvedSheddingOptions | false
 }
 
 const KNOWN = new Set([
   'app', 'appOptions', 'workers', 'port', 'host', 'controlPort', 'controlHost', 'shutdownTimeout',
   'startTimeout', 'heartbeatTimeout', 'stallTimeout', 'heapLimitRatio', 'maxHeapMb', 'minReadyWorkers',
   'restartDelay', 'maxRestartDelay', 'handleSignals', 'exitOnShutdown', 'cwd', 'env', 'shared',
-  'controlRoutes', 'mode', 'logger',
+  'controlRoutes', 'mode', 'logger', 'shedding',
 ])
 
 function fail (message: string): never {
@@ -239,5 +243,6 @@ export function resolveOptions (input: ServeOptions): ResolvedOptions {
     controlRoutes: Object.freeze(controlRoutes as Record<string, ControlHandler>),
     mode: 'reuseport',
     logger,
+    shedding: input.shedding === false ? false : resolveSheddingOptions(input.shedding, 'shedding.'),
   })
 }

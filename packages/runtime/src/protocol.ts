@@ -1,13 +1,19 @@
 // The contract between the supervisor (main thread) and a worker thread: what the worker
 // receives in workerData, the messages both sides send, and the layout of the small
 // shared-memory block the supervisor reads without the worker's event loop.
+import type { ResolvedSheddingOptions } from './shed-options.ts'
 
 /** Int32 slots of a worker's status block (one SharedArrayBuffer per worker). */
 export const STATUS_HEARTBEAT = 0 // incremented by the worker's event loop every HEARTBEAT_INTERVAL ms
 export const STATUS_INFLIGHT = 1 // requests received whose response has not closed yet
 export const STATUS_PHASE = 2 // one of the PHASE_* values
 export const STATUS_REQUESTS = 3 // requests received since start (wraps at 2^32)
-export const STATUS_SLOTS = 4
+export const STATUS_PRESSURE = 4 // set by the supervisor: 1 while the worker must shed renders
+/** Shed requests since start, one slot per SHED_REASONS entry, from this index on. */
+export const STATUS_SHED_FIRST = 5
+export const SHED_REASONS = ['eventLoopDelay', 'eventLoopUtilization', 'heapUsedBytes', 'queueTime', 'supervisor'] as const
+export type ShedReason = typeof SHED_REASONS[number]
+export const STATUS_SLOTS = STATUS_SHED_FIRST + SHED_REASONS.length
 export const STATUS_BYTES = STATUS_SLOTS * Int32Array.BYTES_PER_ELEMENT
 
 export const PHASE_STARTING = 0
@@ -28,6 +34,8 @@ export interface WorkerData {
   readonly port: number
   readonly status: SharedArrayBuffer
   readonly shared: Record<string, unknown>
+  /** Load-shedding options, or false when shedding is off. */
+  readonly shedding: ResolvedSheddingOptions | false
 }
 
 export interface SerializedError {

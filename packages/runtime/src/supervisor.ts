@@ -2,9 +2,10 @@ import { EventEmitter } from 'node:events'
 import { assess, restartDelayFor, type Verdict } from './health-policy.ts'
 import { ManagedWorker } from './managed-worker.ts'
 import type { ResolvedOptions } from './options.ts'
-import { PHASE_LISTENING } from './protocol.ts'
+import { PHASE_LISTENING, SHED_REASONS, type ShedReason } from './protocol.ts'
+import { judgeShedding, type ShedWatch } from './shed-watch.ts'
 
-export type WorkerState = 'starting' | 'ready' | 'unresponsive' | 'replacing' | 'restarting' | 'stopped'
+export type WorkerState = 'starting' | 'ready' | 'overloaded' | 'unresponsive' | 'replacing' | 'restarting' | 'stopped'
 
 export interface WorkerStatus {
   id: number
@@ -19,6 +20,8 @@ export interface WorkerStatus {
   restarts: number
   silentForMs: number
   uptimeMs: number
+  /** Requests shed by the worker's load shedding since it started, by reason. */
+  shed: Record<ShedReason, number>
 }
 
 interface Slot {
@@ -31,6 +34,7 @@ interface Slot {
   verdict: Verdict
   replacing: boolean
   restartTimer: NodeJS.Timeout | undefined
+  shedWatch: ShedWatch
 }
 
 /** A crash-free run this long forgets earlier crashes when computing the next backoff. */
@@ -65,6 +69,7 @@ export class Supervisor extends EventEmitter {
       verdict: 'healthy' as Verdict,
       replacing: false,
       restartTimer: undefined,
+      shedWatch: { worker: undefined, total: 0, lastShedAt: 0, since: undefined, overloaded: false },
     }))
   }
 
@@ -166,6 +171,9 @@ export class Supervisor extends EventEmitter {
       const previous = slot.verdict
       slot.verdict = assess({ silentFor: slot.silentFor, heapUsed: heap?.used, heapLimit: heap?.limit }, this.#opts)
       if (slot.crashes > 0 && now - w.startedAt > STABLE_AFTER) slot.crashes = 0
+      if (this.#opts.shedding && judgeShedding(slot.shedWatch, w, now, this.#opts.shedding, this.#opts.heapLimitRatio)) {
+        this.#opts.logger.warn({ worker: slot.id }, slot.shedWatch.overloaded ? 'worker overloaded: not ready while it keeps shedding' : 'worker no longer overloaded')
+      }
       if (slot.verdict !== previous && (slot.verdict === 'unresponsive' || previous === 'unresponsive')) {
         this.#opts.logger.warn({ worker: slot.id, silentForMs: slot.silentFor }, slot.verdict === 'unresponsive' ? 'worker unresponsive' : 'worker responsive again')
       }
@@ -233,7 +241,7 @@ export class Supervisor extends EventEmitter {
     let n = 0
     for (const slot of this.#slots) {
       const w = slot.worker
-      if (w && !w.retiring && w.phase === PHASE_LISTENING && (slot.verdict === 'healthy')) n++
+      if (w && !w.retiring && w.phase === PHASE_LISTENING && slot.verdict === 'healthy' && !slot.shedWatch.overloaded) n++
     }
     return n
   }
@@ -255,7 +263,10 @@ export class Supervisor extends EventEmitter {
       if (!w) state = this.#closing ? 'stopped' : 'restarting'
       else if (slot.replacing) state = 'replacing'
       else if (w.phase !== PHASE_LISTENING) state = w.exited ? 'stopped' : 'starting'
-      else state = slot.verdict === 'healthy' ? 'ready' : 'unresponsive'
+      else if (slot.verdict !== 'healthy') state = 'unresponsive'
+      else state = slot.shedWatch.overloaded ? 'overloaded' : 'ready'
+      const shed = {} as Record<ShedReason, number>
+      SHED_REASONS.forEach((reason, i) => { shed[reason] = w ? w.shedCount(i) : 0 })
       return {
         id: slot.id,
         generation: slot.generation,
@@ -269,6 +280,7 @@ export class Supervisor extends EventEmitter {
         restarts: slot.restarts,
         silentForMs: slot.silentFor,
         uptimeMs: w ? now - w.startedAt : 0,
+        shed,
       }
     })
   }

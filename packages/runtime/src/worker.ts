@@ -1,11 +1,12 @@
 // Entry of every worker thread: builds a Fastify instance, registers the app, listens
 // with SO_REUSEPORT, ticks the heartbeat the supervisor watches, and drains on request.
 import { Server as NetServer } from 'node:net'
-import type { Server as HttpServer, ServerResponse } from 'node:http'
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parentPort, workerData } from 'node:worker_threads'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { loadApp } from './app-loader.ts'
+import { kArrivedAt, kWorkerStatus, loadShedding } from './load-shedding.ts'
 import {
   HEARTBEAT_INTERVAL, PHASE_CLOSED, PHASE_DRAINING, PHASE_LISTENING, STATUS_HEARTBEAT,
   STATUS_INFLIGHT, STATUS_PHASE, STATUS_REQUESTS, serializeError,
@@ -37,7 +38,9 @@ function onResponseClose (this: ServerResponse): void {
 
 function trackRequests (server: HttpServer): void {
   // Prepended so it runs before Fastify's handler, which may write the response synchronously.
-  server.prependListener('request', (_req, res: ServerResponse) => {
+  server.prependListener('request', (req: IncomingMessage & { [kArrivedAt]?: number }, res: ServerResponse) => {
+    // Load shedding bounds how long a request waits between here and its handler.
+    req[kArrivedAt] = performance.now()
     Atomics.add(status, STATUS_INFLIGHT, 1)
     Atomics.add(status, STATUS_REQUESTS, 1)
     inflight.add(res)
@@ -52,6 +55,8 @@ async function start (): Promise<void> {
   // Connection: close) rather than refused.
   app = Fastify({ ...options, return503OnClosing: false })
   trackRequests(app.server)
+  // Registered before the app so its preHandler runs ahead of the app's own, after its onRequest.
+  if (data.shedding) await app.register(loadShedding, { ...data.shedding, [kWorkerStatus]: status })
   await app.register(plugin, data.appOptions)
   // reusePort goes straight to net.Server#listen; Fastify's types do not list it yet.
   const listenOptions = { host: data.host, port: data.port, reusePort: true }

@@ -1,0 +1,76 @@
+// Overload benchmark: the Next.js example's dynamic SSR page under open-loop load at 0.8x,
+// 1.5x and 3x of its measured capacity, on Spindle (2 workers) with and without load
+// shedding, on `next start` (one process) and on PM2 (cluster mode, 2 instances).
+//   node bench/overload/run.mjs [--duration 8] [--only spindle,spindle-noshed,next-start,pm2]
+import { writeFileSync, mkdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { createRequire } from 'node:module'
+import { startServer } from '../lib/processes.mjs'
+import { closedLoop } from '../lib/closed-loop.mjs'
+import { openLoop } from './open-loop.mjs'
+
+const { values } = parseArgs({ options: { duration: { type: 'string', default: '8' }, only: { type: 'string' } } })
+const duration = Number(values.duration) * 1000
+const here = fileURLToPath(new URL('.', import.meta.url))
+const nextDir = fileURLToPath(new URL('../../examples/next/', import.meta.url))
+const nextBin = createRequire(nextDir + 'package.json').resolve('next/dist/bin/next')
+const port = 3190
+const path = '/dynamic'
+const headers = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36' }
+const node = process.execPath
+
+const targets = {
+  spindle: { command: node, args: [here + 'spindle.mjs'], env: { SHEDDING: 'on' } },
+  'spindle-noshed': { command: node, args: [here + 'spindle.mjs'], env: { SHEDDING: 'off' } },
+  'next-start': { command: node, args: [nextBin, 'start', '-p', String(port), '-H', '127.0.0.1'], cwd: nextDir },
+  pm2: {
+    command: node,
+    args: [fileURLToPath(new URL('../apps/pm2.mjs', import.meta.url))],
+    cwd: nextDir,
+    env: { PM2_BENCH: JSON.stringify({ instances: 2, script: nextBin, args: ['start', '-p', String(port), '-H', '127.0.0.1'] }) },
+  },
+}
+const names = values.only ? values.only.split(',') : Object.keys(targets)
+const url = `http://127.0.0.1:${port}${path}`
+
+async function withServer (name, fn) {
+  const t = targets[name]
+  const server = await startServer({ command: t.command, args: t.args, cwd: t.cwd ?? here, env: { PORT: String(port), ...t.env }, readyUrl: url, headers })
+  try { return await fn() } finally { await server.stop() }
+}
+
+// Capacity: closed loop against Spindle without shedding (what 2 workers render flat out).
+const capacity = await withServer('spindle-noshed', async () => {
+  await closedLoop({ url, connections: 16, duration: 3, headers })
+  return Math.round((await closedLoop({ url, connections: 16, duration: duration / 1000, headers })).rps)
+})
+console.log(`capacity (closed loop, spindle 2 workers, no shedding): ${capacity} req/s`)
+
+const rows = []
+for (const name of names) {
+  await withServer(name, async () => {
+    await openLoop({ url, rate: Math.round(capacity * 0.5), duration: 2000, headers })
+    const unloaded = await openLoop({ url, rate: Math.max(1, Math.round(capacity * 0.2)), duration: Math.min(duration, 5000), headers })
+    for (const x of [0.8, 1.5, 3]) {
+      const r = await openLoop({ url, rate: Math.round(capacity * x), duration, headers })
+      const row = { target: name, load: `${x}x`, ...r, unloadedP99: unloaded.ok.p99, goodputPctOfCapacity: Math.round((100 * r.goodput) / capacity) }
+      rows.push(row)
+      console.log(JSON.stringify(row))
+      // Let the previous level's backlog clear before the next one.
+      await new Promise((resolve) => setTimeout(resolve, 3000))
+    }
+  })
+}
+
+const table = [
+  `capacity: ${capacity} req/s (closed loop, Spindle 2 workers, shedding off); ${duration / 1000} s per level`,
+  '',
+  '| target | load | goodput/s | % of capacity | success % | 2xx p50 / p95 / p99 ms | unloaded p99 | 503s | 503 p50 / p99 ms | timeouts | dropped |',
+  '|---|---|---|---|---|---|---|---|---|---|---|',
+  ...rows.map((r) => `| ${r.target} | ${r.load} | ${r.goodput} | ${r.goodputPctOfCapacity} | ${r.successPct} | ${r.ok.p50} / ${r.ok.p95} / ${r.ok.p99} | ${r.unloadedP99} | ${r.shed.count} | ${r.shed.p50 ?? '-'} / ${r.shed.p99 ?? '-'} | ${r.timeouts} | ${r.dropped} |`),
+]
+console.log('\n' + table.join('\n'))
+mkdirSync(here + 'results', { recursive: true })
+writeFileSync(here + 'results/latest.md', table.join('\n') + '\n')
+writeFileSync(here + 'results/latest.json', JSON.stringify({ capacity, rows }, null, 2) + '\n')

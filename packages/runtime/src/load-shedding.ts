@@ -1,0 +1,109 @@
+// Load shedding: under pressure, answer renders with an immediate 503 + Retry-After instead
+// of queueing them behind a busy event loop. @fastify/under-pressure samples the pressure;
+// the decision is taken in preHandler, after the app's onRequest hooks (a cache answering
+// there is served) and before the handler (a render never starts).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import underPressure from '@fastify/under-pressure'
+import { resolveSheddingOptions, type LoadSheddingOptions } from './shed-options.ts'
+import {
+  SHED_REASONS, STATUS_PRESSURE, STATUS_SHED_FIRST, type ShedReason,
+} from './protocol.ts'
+
+export type { LoadSheddingOptions } from './shed-options.ts'
+export type { ShedReason } from './protocol.ts'
+
+/** Set by the runtime's worker on each raw request: when it arrived (performance.now()). */
+export const kArrivedAt = Symbol.for('spindle.arrivedAt')
+/** Internal option the runtime's worker passes: its status block (shared with the supervisor). */
+export const kWorkerStatus = Symbol.for('spindle.workerStatus')
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: this route is never shed (cheap routes, probes). */
+    shed?: boolean
+  }
+  interface FastifyInstance {
+    /** Shed requests since start, by reason. */
+    shedCounts: () => Record<ShedReason, number>
+  }
+}
+
+type Options = LoadSheddingOptions & { [kWorkerStatus]?: Int32Array }
+type Stamped = { [kArrivedAt]?: number }
+type Marked = FastifyRequest & { [kPressure]?: ShedReason }
+const kPressure = Symbol('spindle.pressure')
+
+async function plugin (fastify: FastifyInstance, input: Options): Promise<void> {
+  const opts = resolveSheddingOptions(input)
+  const status = input[kWorkerStatus]
+  const local = new Float64Array(SHED_REASONS.length)
+  const prefixes = opts.staticPrefixes
+  const retryAfter = String(opts.retryAfter)
+  const maxQueueTime = opts.maxQueueTime
+
+  // under-pressure checks its samples in onRequest; this handler only marks the request, so
+  // the app's own onRequest hooks (a cache lookup) still get to answer it.
+  await fastify.register(underPressure, {
+    sampleInterval: opts.sampleInterval,
+    maxEventLoopDelay: opts.maxEventLoopDelay,
+    maxEventLoopUtilization: opts.maxEventLoopUtilization,
+    // 'interval' judges the last sample, not the average since start.
+    eventLoopUtilizationMode: 'interval',
+    maxHeapUsedBytes: opts.maxHeapUsedBytes,
+    pressureHandler: (req: FastifyRequest, _reply: FastifyReply, type: string) => {
+      (req as Marked)[kPressure] = type === 'heapUsedBytes' ? 'heapUsedBytes' : type === 'eventLoopUtilization' ? 'eventLoopUtilization' : 'eventLoopDelay'
+    },
+  })
+
+  // The first samples cover start-up (imports, registration), not load: judge only samples
+  // taken wholly after the server listens.
+  let armedAt = Infinity
+  fastify.addHook('onListen', (done) => {
+    armedAt = performance.now() + 2 * opts.sampleInterval
+    done()
+  })
+
+  fastify.decorate('shedCounts', () => {
+    const out = {} as Record<ShedReason, number>
+    SHED_REASONS.forEach((reason, i) => { out[reason] = local[i]! })
+    return out
+  })
+
+  // Outside the runtime there is no raw-request stamp: the first onRequest hook is the
+  // earliest point a plugin sees.
+  if (!status) {
+    fastify.addHook('onRequest', (req, _reply, done) => {
+      (req.raw as Stamped)[kArrivedAt] ??= performance.now()
+      done()
+    })
+  }
+
+  fastify.addHook('preHandler', (req, reply, done) => {
+    const reason = reasonToShed(req as Marked)
+    if (reason === undefined) { done(); return }
+    const i = SHED_REASONS.indexOf(reason)
+    local[i]!++
+    if (status) Atomics.add(status, STATUS_SHED_FIRST + i, 1)
+    reply.code(503).header('retry-after', retryAfter).header('cache-control', 'no-store')
+      .header('x-spindle-shed', reason).type('text/plain; charset=utf-8').send('Service Unavailable\n')
+  })
+
+  function reasonToShed (req: Marked): ShedReason | undefined {
+    if (req.routeOptions.config.shed === false) return undefined
+    const url = req.url
+    for (let i = 0; i < prefixes.length; i++) if (url.startsWith(prefixes[i]!)) return undefined
+    if (req[kPressure] && performance.now() > armedAt) return req[kPressure]
+    if (status && Atomics.load(status, STATUS_PRESSURE) !== 0) return 'supervisor'
+    const arrived = (req.raw as Stamped)[kArrivedAt]
+    if (maxQueueTime > 0 && arrived !== undefined && performance.now() - arrived > maxQueueTime) return 'queueTime'
+    return undefined
+  }
+}
+
+/**
+ * Sheds framework renders under overload with 503 + Retry-After; cache hits answered in
+ * onRequest, static prefixes and routes with `config: { shed: false }` are always served.
+ * On by default in `serve()` workers; register it yourself in a single Fastify process.
+ */
+export const loadShedding = fp(plugin, { name: '@spindle/load-shedding', fastify: '5.x' })

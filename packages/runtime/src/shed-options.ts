@@ -1,0 +1,93 @@
+// Options of the load-shedding plugin: checked once, defaults filled, copied and frozen, so
+// the per-request path only compares numbers.
+import { SPINDLE_RUNTIME_INVALID_OPTION } from './errors.ts'
+
+export interface LoadSheddingOptions {
+  /** Shed renders while the mean event-loop delay of the last sample passes this, in ms. 0 disables. Default 100. */
+  maxEventLoopDelay?: number
+  /** Shed renders while event-loop utilization over the last sample passes this (0..1). 0 disables. Default 0 (off). */
+  maxEventLoopUtilization?: number
+  /** Shed renders while the V8 heap in use passes this many bytes. 0 disables. Default 0 (off). */
+  maxHeapUsedBytes?: number
+  /** How often pressure is sampled, in ms. Default 250. */
+  sampleInterval?: number
+  /** Shed a render that waited this long in the worker before its handler, in ms. 0 disables. Default 2000. */
+  maxQueueTime?: number
+  /** Under `serve()`: shed renders while the worker's heap passes this fraction of its limit. 0 disables. Default 0.8. */
+  maxHeapRatio?: number
+  /** Under `serve()`: a worker that keeps shedding this long reports not ready, in ms. 0 disables. Default 5000. */
+  unreadyAfter?: number
+  /** Retry-After of a shed response, in seconds. Default 1. */
+  retryAfter?: number
+  /** Paths starting with one of these are never shed (static files). */
+  staticPrefixes?: readonly string[]
+}
+
+export interface ResolvedSheddingOptions {
+  readonly maxEventLoopDelay: number
+  readonly maxEventLoopUtilization: number
+  readonly maxHeapUsedBytes: number
+  readonly sampleInterval: number
+  readonly maxQueueTime: number
+  readonly maxHeapRatio: number
+  readonly unreadyAfter: number
+  readonly retryAfter: number
+  readonly staticPrefixes: readonly string[]
+}
+
+export const DEFAULT_STATIC_PREFIXES: readonly string[] = Object.freeze([
+  '/_next/static/', '/_next/image', '/assets/', '/static/', '/favicon.ico', '/robots.txt',
+])
+
+const KNOWN = new Set([
+  'maxEventLoopDelay', 'maxEventLoopUtilization', 'maxHeapUsedBytes', 'sampleInterval', 'maxQueueTime',
+  'maxHeapRatio', 'unreadyAfter', 'retryAfter', 'staticPrefixes',
+])
+
+function fail (message: string): never {
+  throw new SPINDLE_RUNTIME_INVALID_OPTION(message)
+}
+
+function show (value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value)
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value)
+  return typeof value
+}
+
+function atLeastZero (prefix: string, name: string, value: unknown, fallback: number, max = Infinity): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > max) {
+    fail(`${prefix}${name} must be a number from 0 to ${max}, got ${show(value)}`)
+  }
+  return value
+}
+
+/** Throws SPINDLE_RUNTIME_INVALID_OPTION naming the option; `prefix` is 'shedding.' under serve(). */
+export function resolveSheddingOptions (input: LoadSheddingOptions | undefined, prefix = ''): ResolvedSheddingOptions {
+  const opts = input ?? {}
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
+    fail(`${prefix ? prefix.slice(0, -1) : 'options'} must be an object or false, got ${show(opts)}`)
+  }
+  for (const key of Object.keys(opts)) {
+    if (!KNOWN.has(key)) fail(`unknown option ${JSON.stringify(prefix + key)}`)
+  }
+  const sampleInterval = atLeastZero(prefix, 'sampleInterval', opts.sampleInterval, 250)
+  if (sampleInterval < 10) fail(`${prefix}sampleInterval must be at least 10 ms, got ${sampleInterval}`)
+  const retryAfter = atLeastZero(prefix, 'retryAfter', opts.retryAfter, 1)
+  if (!Number.isInteger(retryAfter)) fail(`${prefix}retryAfter must be a whole number of seconds, got ${retryAfter}`)
+  const prefixes = opts.staticPrefixes ?? DEFAULT_STATIC_PREFIXES
+  if (!Array.isArray(prefixes) || !prefixes.every((p) => typeof p === 'string' && p.startsWith('/'))) {
+    fail(`${prefix}staticPrefixes must be an array of paths starting with '/'`)
+  }
+  return Object.freeze({
+    maxEventLoopDelay: atLeastZero(prefix, 'maxEventLoopDelay', opts.maxEventLoopDelay, 100),
+    maxEventLoopUtilization: atLeastZero(prefix, 'maxEventLoopUtilization', opts.maxEventLoopUtilization, 0, 1),
+    maxHeapUsedBytes: atLeastZero(prefix, 'maxHeapUsedBytes', opts.maxHeapUsedBytes, 0),
+    sampleInterval,
+    maxQueueTime: atLeastZero(prefix, 'maxQueueTime', opts.maxQueueTime, 2000),
+    maxHeapRatio: atLeastZero(prefix, 'maxHeapRatio', opts.maxHeapRatio, 0.8, 1),
+    unreadyAfter: atLeastZero(prefix, 'unreadyAfter', opts.unreadyAfter, 5000),
+    retryAfter,
+    staticPrefixes: Object.freeze([...prefixes]),
+  })
+}

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest'
+import Fastify from 'fastify'
+import { loadShedding, serve } from '@spindle/runtime'
+import { fixture } from './helpers.ts'
+
+const base = { app: fixture('shed-app.js'), port: 0, controlPort: false, handleSignals: false, workers: 1 } as const
+
+describe('load-shedding options', () => {
+  it.each([
+    [{ maxEventLoopDelay: -1 }, 'shedding.maxEventLoopDelay must be a number from 0 to Infinity, got -1'],
+    [{ maxEventLoopUtilization: 1.5 }, 'shedding.maxEventLoopUtilization must be a number from 0 to 1, got 1.5'],
+    [{ sampleInterval: 5 }, 'shedding.sampleInterval must be at least 10 ms, got 5'],
+    [{ retryAfter: 1.5 }, 'shedding.retryAfter must be a whole number of seconds, got 1.5'],
+    [{ staticPrefixes: ['assets/'] }, "shedding.staticPrefixes must be an array of paths starting with '/'"],
+    [{ maxHeapRatio: 2 }, 'shedding.maxHeapRatio must be a number from 0 to 1, got 2'],
+    [{ typo: 1 }, 'unknown option "shedding.typo"'],
+  ])('serve() rejects %j before starting any worker', async (shedding, message) => {
+    await expect(serve({ ...base, shedding: shedding as never })).rejects.toMatchObject({ code: 'SPINDLE_RUNTIME_INVALID_OPTION', message })
+  })
+
+  it('rejects a shedding value that is neither an object nor false', async () => {
+    await expect(serve({ ...base, shedding: true as never })).rejects.toMatchObject({ code: 'SPINDLE_RUNTIME_INVALID_OPTION', message: 'shedding must be an object or false, got true' })
+  })
+
+  it('the plugin validates its options at registration', async () => {
+    const app = Fastify()
+    await expect(app.register(loadShedding, { maxQueueTime: 'soon' as never }).ready()).rejects.toMatchObject({
+      code: 'SPINDLE_RUNTIME_INVALID_OPTION', message: 'maxQueueTime must be a number from 0 to Infinity, got "soon"',
+    })
+    await app.close()
+  })
+})

@@ -1,0 +1,108 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { loadShedding, serve, type SpindleServer } from '@spindle/runtime'
+import { fixture, get, waitFor } from './helpers.ts'
+
+const base = { app: fixture('shed-app.js'), port: 0, controlPort: 0, handleSignals: false, host: '127.0.0.1', workers: 1 } as const
+// Sensitive thresholds so a test creates pressure within a second on a shared machine.
+const shedding = { maxEventLoopDelay: 40, sampleInterval: 50, unreadyAfter: 800 }
+
+let server: SpindleServer | undefined
+let app: FastifyInstance | undefined
+afterEach(async () => {
+  await server?.close()
+  await app?.close()
+  server = undefined
+  app = undefined
+})
+
+/** Keeps the worker's loop blocked in 150 ms slices (a route that is never shed) until stopped. */
+function pressure (url: string): { stop: () => Promise<void> } {
+  let running = true
+  const loops = [0, 1, 2].map(async () => {
+    while (running) await get(url + '/pressure?ms=150').catch(() => {})
+  })
+  return { stop: async () => { running = false; await Promise.all(loops) } }
+}
+
+describe('load shedding in runtime workers', () => {
+  it('sheds renders with 503 + Retry-After under pressure, serves cache hits, static files and probes, and recovers', async () => {
+    server = await serve({ ...base, shedding })
+    const url = server.url
+    expect((await get(url + '/render')).status).toBe(200)
+
+    const load = pressure(url)
+    try {
+      const shed = await waitFor('a render to be shed', async () => {
+        const res = await get(url + '/render')
+        return res.status === 503 ? res : undefined
+      }, 10_000, 20)
+      expect(shed.headers['retry-after']).toBe('1')
+      expect(shed.headers['x-spindle-shed']).toBe('eventLoopDelay')
+      expect(shed.body).toBe('Service Unavailable\n')
+
+      const cached = await get(url + '/cached')
+      expect(cached.status).toBe(200)
+      expect(cached.headers['x-cache']).toBe('HIT')
+      expect((await get(url + '/assets/app.js')).status).toBe(200)
+      expect((await get(server.controlUrl! + '/healthz')).status).toBe(200)
+
+      // Sustained shedding takes the pod out of the Service: /readyz answers 503.
+      await waitFor('readiness to turn false', async () => {
+        await get(url + '/render')
+        return (await get(server!.controlUrl! + '/readyz')).status === 503
+      }, 10_000, 50)
+      expect(server.status()[0]!.state).toBe('overloaded')
+      const status = (await get(server.controlUrl! + '/status')).json()
+      expect(status.workers[0].shed.eventLoopDelay).toBeGreaterThan(0)
+      const metrics = (await get(server.controlUrl! + '/metrics')).body
+      expect(metrics).toMatch(/spindle_worker_shed_requests_total\{worker="1",reason="eventLoopDelay"\} [1-9]/)
+    } finally {
+      await load.stop()
+    }
+
+    await waitFor('renders to be served again', async () => (await get(url + '/render')).status === 200, 10_000, 50)
+    await waitFor('readiness to recover', async () => (await get(server!.controlUrl! + '/readyz')).status === 200, 10_000, 50)
+    expect(server.status()[0]!.state).toBe('ready')
+  })
+
+  it('sheds a render that waited longer than maxQueueTime before its handler', async () => {
+    server = await serve({ ...base, shedding: { maxEventLoopDelay: 0, maxQueueTime: 100 } })
+    const url = server.url
+    const late = await get(url + '/render?hold=200')
+    expect(late.status).toBe(503)
+    expect(late.headers['x-spindle-shed']).toBe('queueTime')
+    expect((await get(url + '/render?hold=10')).status).toBe(200)
+    expect(server.status()[0]!.shed.queueTime).toBe(1)
+  })
+
+  it('is off with shedding: false', async () => {
+    server = await serve({ ...base, shedding: false })
+    const load = pressure(server.url)
+    try {
+      for (let i = 0; i < 5; i++) expect((await get(server.url + '/render')).status).toBe(200)
+    } finally {
+      await load.stop()
+    }
+    expect(server.status()[0]!.shed.eventLoopDelay).toBe(0)
+  })
+})
+
+describe('loadShedding plugin in one Fastify process', () => {
+  it('sheds renders under event-loop pressure and leaves opted-out routes alone', async () => {
+    app = Fastify()
+    await app.register(loadShedding, { maxEventLoopDelay: 50, sampleInterval: 200 })
+    app.get('/render', async () => 'rendered\n')
+    app.get('/health', { config: { shed: false } }, async () => 'ok\n')
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+    // Block this very loop for longer than a sample: the next sample sees the delay.
+    const until = performance.now() + 600
+    while (performance.now() < until) { /* block */ }
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const [render, health] = await Promise.all([get(url + '/render'), get(url + '/health')])
+    expect(render.status).toBe(503)
+    expect(health.status).toBe(200)
+    expect(app.shedCounts().eventLoopDelay).toBe(1)
+  })
+})
