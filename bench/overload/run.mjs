@@ -8,7 +8,20 @@ import { parseArgs } from 'node:util'
 import { createRequire } from 'node:module'
 import { startServer } from '../lib/processes.mjs'
 import { closedLoop } from '../lib/closed-loop.mjs'
-import { openLoop } from './open-loop.mjs'
+import { openLoop as constantArrivalRate } from '../lib/open-loop.mjs'
+
+const tenth = (x) => (x == null || Number.isNaN(x) ? null : Math.round(x * 10) / 10)
+
+/** The shared generator, with durations in ms and the latency summaries this report prints. */
+async function openLoop ({ duration, ...options }) {
+  const r = await constantArrivalRate({ ...options, duration: duration / 1000 })
+  const pick = (l) => ({ p50: tenth(l.p50), p95: tenth(l.p95), p99: tenth(l.p99) })
+  return {
+    sent: r.sent, timeouts: r.timeouts, errors: r.errors, dropped: r.dropped,
+    goodput: Math.round(r.goodput), successPct: tenth(r.successPct),
+    ok: { count: r.ok, ...pick(r.latency2xx) }, shed: { count: r.status503, ...pick(r.latency503) },
+  }
+}
 
 const { values } = parseArgs({ options: { duration: { type: 'string', default: '8' }, only: { type: 'string' } } })
 const duration = Number(values.duration) * 1000
