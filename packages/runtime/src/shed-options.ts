@@ -3,7 +3,7 @@
 import { SPINDLE_RUNTIME_INVALID_OPTION } from './errors.ts'
 
 export interface LoadSheddingOptions {
-  /** Shed renders while the mean event-loop delay of the last sample passes this, in ms. 0 disables. Default 100. */
+  /** Shed renders while the mean event-loop delay of the last sample passes this, in ms. 0 disables. Default 0 (off). */
   maxEventLoopDelay?: number
   /** Shed renders while event-loop utilization over the last sample passes this (0..1). 0 disables. Default 0 (off). */
   maxEventLoopUtilization?: number
@@ -80,7 +80,7 @@ export function resolveSheddingOptions (input: LoadSheddingOptions | undefined, 
     fail(`${prefix}staticPrefixes must be an array of paths starting with '/'`)
   }
   return Object.freeze({
-    maxEventLoopDelay: atLeastZero(prefix, 'maxEventLoopDelay', opts.maxEventLoopDelay, 100),
+    maxEventLoopDelay: atLeastZero(prefix, 'maxEventLoopDelay', opts.maxEventLoopDelay, 0),
     maxEventLoopUtilization: atLeastZero(prefix, 'maxEventLoopUtilization', opts.maxEventLoopUtilization, 0, 1),
     maxHeapUsedBytes: atLeastZero(prefix, 'maxHeapUsedBytes', opts.maxHeapUsedBytes, 0),
     sampleInterval,
