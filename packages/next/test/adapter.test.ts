@@ -63,6 +63,12 @@ describe('nextAdapter in one Fastify process', () => {
     expect((await get('/legacy')).body).toContain('pages router')
   })
 
+  it('optimizes images through /_next/image', async () => {
+    const res = await get('/_next/image?url=%2Fpixel.png&w=64&q=75', { headers: { accept: 'image/webp,image/*' } })
+    expect(res.status).toBe(200)
+    expect(res.headers['content-type']).toMatch(/^image\//)
+  })
+
   it('runs the proxy (middleware): rewrites with headers, and redirects', async () => {
     const rewritten = await get('/old')
     expect(rewritten.status).toBe(200)
