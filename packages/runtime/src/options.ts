@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { defaultWorkerCount } from './cpus.ts'
-import { SPINDLE_RUNTIME_INVALID_OPTION } from './errors.ts'
+import { fail, show } from './option-checks.ts'
 import { silentLogger, type SupervisorLogger } from './logger.ts'
 import { resolveSheddingOptions, type LoadSheddingOptions, type ResolvedSheddingOptions } from './shed-options.ts'
 
@@ -98,16 +98,6 @@ const KNOWN = new Set([
   'restartDelay', 'maxRestartDelay', 'handleSignals', 'exitOnShutdown', 'cwd', 'env', 'shared',
   'controlRoutes', 'mode', 'logger', 'shedding',
 ])
-
-function fail (message: string): never {
-  throw new SPINDLE_RUNTIME_INVALID_OPTION(message)
-}
-
-function show (value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value)
-  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value)
-  return typeof value
-}
 
 function positiveInt (name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback

@@ -1,6 +1,6 @@
 // Options of the load-shedding plugin: checked once, defaults filled, copied and frozen, so
 // the per-request path only compares numbers.
-import { SPINDLE_RUNTIME_INVALID_OPTION } from './errors.ts'
+import { fail, show } from './option-checks.ts'
 
 export interface LoadSheddingOptions {
   /** Shed renders while the mean event-loop delay of the last sample passes this, in ms. 0 disables. Default 0 (off). */
@@ -43,16 +43,6 @@ const KNOWN = new Set([
   'maxEventLoopDelay', 'maxEventLoopUtilization', 'maxHeapUsedBytes', 'sampleInterval', 'maxQueueTime',
   'maxHeapRatio', 'unreadyAfter', 'retryAfter', 'staticPrefixes',
 ])
-
-function fail (message: string): never {
-  throw new SPINDLE_RUNTIME_INVALID_OPTION(message)
-}
-
-function show (value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value)
-  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value)
-  return typeof value
-}
 
 function atLeastZero (prefix: string, name: string, value: unknown, fallback: number, max = Infinity): number {
   if (value === undefined) return fallback
