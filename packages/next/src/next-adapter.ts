@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Duplex } from 'node:stream'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -8,11 +7,9 @@ import { SPINDLE_NEXT_PREPARE_FAILED } from './errors.ts'
 import { resolveNextOptions, type NextAdapterOptions } from './options.ts'
 
 type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
-type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => Promise<void>
 interface NextServer {
   prepare (): Promise<void>
   getRequestHandler (): RequestHandler
-  getUpgradeHandler? (): UpgradeHandler
   close? (): Promise<void>
 }
 
@@ -26,14 +23,16 @@ declare module 'fastify' {
 }
 
 /** Loads `next` from the app's folder, so the app's own copy (and its config) is used. */
-function loadNext (dir: string): (opts: { dir: string, dev: boolean, quiet: boolean, customServer?: boolean }) => NextServer {
+function loadNext (dir: string): (opts: { dir: string, dev: boolean, quiet: boolean, customServer?: boolean, httpServer?: unknown }) => NextServer {
   const mod = createRequire(join(dir, 'package.json'))('next') as { default?: unknown }
   return (typeof mod === 'function' ? mod : mod.default) as (opts: object) => NextServer
 }
 
 async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): Promise<void> {
   const opts = resolveNextOptions(options)
-  const app = loadNext(opts.dir)({ dir: opts.dir, dev: opts.dev, quiet: opts.quiet, customServer: true })
+  // With httpServer, Next listens for upgrades (the dev server's HMR websocket) on Fastify's
+  // own server once it has handled a request; a second listener here would answer them twice.
+  const app = loadNext(opts.dir)({ dir: opts.dir, dev: opts.dev, quiet: opts.quiet, customServer: true, httpServer: fastify.server })
   try {
     await app.prepare()
   } catch (err) {
@@ -42,14 +41,6 @@ async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): P
   const handle = app.getRequestHandler()
   fastify.decorate('next', app)
   fastify.addHook('onClose', async () => { await app.close?.() })
-
-  if (opts.dev && typeof app.getUpgradeHandler === 'function') {
-    // The dev server's HMR websocket arrives as an HTTP upgrade on Fastify's server.
-    const upgrade = app.getUpgradeHandler()
-    fastify.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-      upgrade(req, socket, head).catch(() => socket.destroy())
-    })
-  }
 
   const render = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const res = reply.raw
