@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
+import { Backlog } from './backlog.ts'
 import { resolveSheddingOptions, type LoadSheddingOptions } from './shed-options.ts'
 import {
   SHED_REASONS, STATUS_PRESSURE, STATUS_SHED_FIRST, type ShedReason,
@@ -33,6 +34,7 @@ type Options = LoadSheddingOptions & { [kWorkerStatus]?: Int32Array }
 type Stamped = { [kArrivedAt]?: number }
 type Marked = FastifyRequest & { [kPressure]?: ShedReason }
 const kPressure = Symbol('spindle.pressure')
+const ADMIT = 0
 
 async function plugin (fastify: FastifyInstance, input: Options): Promise<void> {
   const opts = resolveSheddingOptions(input)
@@ -41,6 +43,8 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   const prefixes = opts.staticPrefixes
   const retryAfter = String(opts.retryAfter)
   const maxQueueTime = opts.maxQueueTime
+  const maxBacklog = opts.maxBacklog
+  const backlog = maxBacklog > 0 ? new Backlog(maxBacklog, maxQueueTime, shed) : undefined
 
   // under-pressure checks its samples in onRequest; this handler only marks the request, so
   // the app's own onRequest hooks (a cache lookup) still get to answer it.
@@ -82,22 +86,32 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   fastify.addHook('preHandler', (req, reply, done) => {
     const reason = reasonToShed(req as Marked)
     if (reason === undefined) { done(); return }
+    if (reason !== ADMIT) { shed(reply, reason); return }
+    if (!backlog) { done(); return }
+    const now = performance.now()
+    const full = backlog.admit(reply, done as () => void, (req.raw as Stamped)[kArrivedAt] ?? now, now)
+    if (full) shed(reply, full)
+  })
+
+  function shed (reply: FastifyReply, reason: ShedReason): void {
     const i = SHED_REASONS.indexOf(reason)
     local[i]!++
     if (status) Atomics.add(status, STATUS_SHED_FIRST + i, 1)
     reply.code(503).header('retry-after', retryAfter).header('cache-control', 'no-store')
       .header('x-spindle-shed', reason).type('text/plain; charset=utf-8').send('Service Unavailable\n')
-  })
+  }
 
-  function reasonToShed (req: Marked): ShedReason | undefined {
+  /** undefined: never shed (not a render); ADMIT: a render let in; else why it is shed. */
+  function reasonToShed (req: Marked): ShedReason | typeof ADMIT | undefined {
     if (req.routeOptions.config.shed === false) return undefined
     const url = req.url
     for (let i = 0; i < prefixes.length; i++) if (url.startsWith(prefixes[i]!)) return undefined
-    if (req[kPressure] && performance.now() > armedAt) return req[kPressure]
+    const now = performance.now()
+    if (req[kPressure] && now > armedAt) return req[kPressure]
     if (status && Atomics.load(status, STATUS_PRESSURE) !== 0) return 'supervisor'
     const arrived = (req.raw as Stamped)[kArrivedAt]
-    if (maxQueueTime > 0 && arrived !== undefined && performance.now() - arrived > maxQueueTime) return 'queueTime'
-    return undefined
+    if (maxQueueTime > 0 && arrived !== undefined && now - arrived > maxQueueTime) return 'queueTime'
+    return ADMIT
   }
 }
 

@@ -3,6 +3,12 @@
 import { fail, show } from './option-checks.ts'
 
 export interface LoadSheddingOptions {
+  /**
+   * Shed a render when the renders already admitted in this worker would keep it waiting
+   * longer than this, in ms of event-loop time (renders in flight x measured loop time per
+   * render). 0 disables. Default 100.
+   */
+  maxBacklog?: number
   /** Shed renders while the mean event-loop delay of the last sample passes this, in ms. 0 disables. Default 0 (off). */
   maxEventLoopDelay?: number
   /** Shed renders while event-loop utilization over the last sample passes this (0..1). 0 disables. Default 0 (off). */
@@ -24,6 +30,7 @@ export interface LoadSheddingOptions {
 }
 
 export interface ResolvedSheddingOptions {
+  readonly maxBacklog: number
   readonly maxEventLoopDelay: number
   readonly maxEventLoopUtilization: number
   readonly maxHeapUsedBytes: number
@@ -40,7 +47,7 @@ export const DEFAULT_STATIC_PREFIXES: readonly string[] = Object.freeze([
 ])
 
 const KNOWN = new Set([
-  'maxEventLoopDelay', 'maxEventLoopUtilization', 'maxHeapUsedBytes', 'sampleInterval', 'maxQueueTime',
+  'maxBacklog', 'maxEventLoopDelay', 'maxEventLoopUtilization', 'maxHeapUsedBytes', 'sampleInterval', 'maxQueueTime',
   'maxHeapRatio', 'unreadyAfter', 'retryAfter', 'staticPrefixes',
 ])
 
@@ -70,6 +77,7 @@ export function resolveSheddingOptions (input: LoadSheddingOptions | undefined, 
     fail(`${prefix}staticPrefixes must be an array of paths starting with '/'`)
   }
   return Object.freeze({
+    maxBacklog: atLeastZero(prefix, 'maxBacklog', opts.maxBacklog, 100),
     maxEventLoopDelay: atLeastZero(prefix, 'maxEventLoopDelay', opts.maxEventLoopDelay, 0),
     maxEventLoopUtilization: atLeastZero(prefix, 'maxEventLoopUtilization', opts.maxEventLoopUtilization, 0, 1),
     maxHeapUsedBytes: atLeastZero(prefix, 'maxHeapUsedBytes', opts.maxHeapUsedBytes, 0),

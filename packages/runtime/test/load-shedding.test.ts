@@ -76,6 +76,45 @@ describe('load shedding in runtime workers', () => {
     expect(server.status()[0]!.shed.queueTime).toBe(1)
   })
 
+  it('sheds the renders a burst brings past maxBacklog, serves the rest in turn, and never sheds a lone slow render', async () => {
+    server = await serve({ ...base, shedding: { maxBacklog: 100 } })
+    const url = server.url
+    // An idle worker admits a render however long it takes.
+    expect((await get(url + '/render?ms=400')).status).toBe(200)
+    // Sequential renders of 30 ms teach the worker what one render costs.
+    const render = url + '/render?ms=30&chunks=3'
+    for (let i = 0; i < 24; i++) expect((await get(render)).status).toBe(200)
+
+    // 16 at once: 30 ms each is 480 ms of work, far past a 100 ms backlog.
+    const burst = await Promise.all([
+      ...Array.from({ length: 16 }, () => get(render)),
+      get(url + '/cached'), get(url + '/assets/app.js'), get(server.controlUrl! + '/healthz'),
+    ])
+    const renders = burst.slice(0, 16)
+    const served = renders.filter((r) => r.status === 200)
+    const shed = renders.filter((r) => r.status === 503)
+    expect(served.length + shed.length).toBe(16)
+    expect(served.length).toBeGreaterThanOrEqual(2)
+    expect(shed.length).toBeGreaterThanOrEqual(6)
+    for (const r of shed) {
+      expect(r.headers['x-spindle-shed']).toBe('backlog')
+      expect(r.headers['retry-after']).toBe('1')
+    }
+    for (const r of burst.slice(16)) expect(r.status).toBe(200)
+    expect(server.status()[0]!.shed.backlog).toBe(shed.length)
+    // Once the burst is over, renders are admitted again.
+    expect((await get(render)).status).toBe(200)
+  })
+
+  it('admits every render of a burst with maxBacklog: 0', async () => {
+    server = await serve({ ...base, shedding: { maxBacklog: 0 } })
+    const render = server.url + '/render?ms=30&chunks=3'
+    for (let i = 0; i < 24; i++) await get(render)
+    const burst = await Promise.all(Array.from({ length: 16 }, () => get(render)))
+    expect(burst.map((r) => r.status)).toEqual(Array(16).fill(200))
+    expect(server.status()[0]!.shed.backlog).toBe(0)
+  })
+
   it('is off with shedding: false', async () => {
     server = await serve({ ...base, shedding: false })
     const load = pressure(server.url)

@@ -1,0 +1,163 @@
+// Admission of renders in one thread. Renders that would only slow each other down wait
+// in a short first-in-first-out queue instead of interleaving on the event loop, and a new
+// render is shed at once when the work already ahead of it passes the bound.
+//
+// - Running: a render starts at once while the renders running need little loop time
+//   (running x cost below RUN_AHEAD), or when the loop had idle time since the last look
+//   (the running renders are waiting for I/O, not for the CPU). A CPU-bound app thus runs
+//   one or two renders at a time and keeps each turn of the loop short, so a request to be
+//   shed, a probe or a cache hit is looked at within milliseconds; an I/O-bound app runs as
+//   many as its I/O allows.
+// - Queued: the rest wait in arrival order; each start takes the oldest. A queued request
+//   whose client went away is dropped, one that waited past maxQueueTime is shed.
+// - Ahead: (queued x cost) plus the running renders' share (at most RUN_AHEAD + cost). Past
+//   maxBacklog, the new render is shed. `cost` is loop time per render, measured from the
+//   thread's event-loop utilization while renders run, so the bound fits the app.
+import type { FastifyReply } from 'fastify'
+import type { ServerResponse } from 'node:http'
+import { performance, type EventLoopUtilization } from 'node:perf_hooks'
+
+/** Loop time, in ms, the running renders may need before a new one waits its turn. */
+const RUN_AHEAD = 40
+/** How often, in ms, a non-empty queue checks whether the loop has idle time. */
+const POLL = 2
+/** Share of the last poll interval the loop must have idled for another render to start. */
+const IDLE_TO_START = 0.25
+/** Completed renders, or ms, that make one sample of the cost per render. */
+const SAMPLE_RENDERS = 8
+const SAMPLE_MS = 500
+/** Weight of the newest sample in the moving average of the cost per render. */
+const NEW_WEIGHT = 0.3
+/** A render still running after this long is a stream (SSE, a slow download): it stops counting. */
+const LONG_LIVED = 10_000
+
+type Start = () => void
+interface Waiting { reply: FastifyReply, start: Start, arrived: number }
+
+export class Backlog {
+  readonly #maxBacklog: number
+  readonly #maxQueueTime: number
+  readonly #shed: (reply: FastifyReply, reason: 'queueTime') => void
+  /** Running renders, in start order, with their start time. */
+  readonly #running = new Map<ServerResponse, number>()
+  #queue: Waiting[] = []
+  #head = 0
+  #timer: NodeJS.Timeout | undefined
+  #pollElu: EventLoopUtilization | undefined
+  readonly #onClose: (this: ServerResponse) => void
+
+  // Cost per render: loop time while renders run, over the renders completed.
+  #cost = 0
+  #busy = 0
+  #completed = 0
+  #sampleStart = 0
+  /** Samples taken; the first covers cold renders (first compiles, caches filling) and is dropped. */
+  #samples = 0
+  #busyElu: EventLoopUtilization | undefined
+
+  constructor (maxBacklog: number, maxQueueTime: number, shed: (reply: FastifyReply, reason: 'queueTime') => void) {
+    this.#maxBacklog = maxBacklog
+    this.#maxQueueTime = maxQueueTime
+    this.#shed = shed
+    // One listener function for every response: the hot path allocates no closure.
+    const self = this
+    this.#onClose = function (this: ServerResponse) { if (self.#running.delete(this)) self.#finished() }
+  }
+
+  /** Renders running. */
+  get running (): number { return this.#running.size }
+  /** Renders waiting to start. */
+  get queued (): number { return this.#queue.length - this.#head }
+  /** Event-loop ms one render costs, as last estimated (0 before the first sample). */
+  get cost (): number { return this.#cost }
+
+  /** Estimated loop time, in ms, of the work ahead of a render that arrives now. */
+  ahead (): number {
+    const cost = this.#cost
+    return this.queued * cost + Math.min(this.#running.size * cost, RUN_AHEAD + cost)
+  }
+
+  /**
+   * Starts the render (calls `start`) now or when its turn comes; returns 'backlog' instead,
+   * without starting it, when the work ahead passes the bound.
+   */
+  admit (reply: FastifyReply, start: Start, arrived: number, now: number): 'backlog' | undefined {
+    const running = this.#running.size
+    if (running === 0 && this.queued === 0) { this.#start(reply, start, now); return undefined }
+    if (this.ahead() > this.#maxBacklog) return 'backlog'
+    if (this.queued === 0 && running * this.#cost < RUN_AHEAD) { this.#start(reply, start, now); return undefined }
+    this.#queue.push({ reply, start, arrived })
+    this.#poll()
+    return undefined
+  }
+
+  #start (reply: FastifyReply, start: Start, now: number): void {
+    const res = reply.raw
+    if (this.#running.size === 0) this.#busyElu = performance.eventLoopUtilization()
+    this.#running.set(res, now)
+    res.once('close', this.#onClose)
+    start()
+  }
+
+  #finished (): void {
+    this.#completed++
+    const now = performance.now()
+    if (this.#running.size === 0) this.#account(now)
+    else if (now - this.#sampleStart >= SAMPLE_MS || this.#completed >= SAMPLE_RENDERS) this.#account(now)
+    this.#next(now, false)
+  }
+
+  /** Adds the loop time since the last look to the sample; closes the sample when it is full. */
+  #account (now: number): void {
+    const elu = performance.eventLoopUtilization()
+    if (this.#busyElu) this.#busy += performance.eventLoopUtilization(elu, this.#busyElu).active
+    this.#busyElu = this.#running.size > 0 ? elu : undefined
+    if (this.#completed >= SAMPLE_RENDERS || (this.#samples > 0 && this.#completed > 0 && now - this.#sampleStart >= SAMPLE_MS)) {
+      const sample = this.#busy / this.#completed
+      if (this.#samples++ === 0) { /* warm-up */ } else this.#cost = this.#cost === 0 ? sample : this.#cost + NEW_WEIGHT * (sample - this.#cost)
+      this.#busy = 0
+      this.#completed = 0
+      this.#sampleStart = now
+    }
+    // Start order is map order: the long-lived ones are at the front.
+    for (const [res, startedAt] of this.#running) {
+      if (now - startedAt < LONG_LIVED) break
+      this.#running.delete(res)
+    }
+  }
+
+  /** Starts queued renders while there is room; `idle`: the loop idled since the last poll. */
+  #next (now: number, idle: boolean): void {
+    while (this.#head < this.#queue.length) {
+      const running = this.#running.size
+      if (running > 0 && running * this.#cost >= RUN_AHEAD && !idle) break
+      const w = this.#queue[this.#head]!
+      this.#queue[this.#head++] = undefined as unknown as Waiting
+      if (w.reply.raw.destroyed || w.reply.request.raw.socket?.destroyed !== false) continue
+      if (this.#maxQueueTime > 0 && now - w.arrived > this.#maxQueueTime) { this.#shed(w.reply, 'queueTime'); continue }
+      this.#start(w.reply, w.start, now)
+      idle = false
+    }
+    if (this.#head === this.#queue.length) { this.#queue = []; this.#head = 0 } else if (this.#head > 1024) {
+      this.#queue = this.#queue.slice(this.#head)
+      this.#head = 0
+    }
+  }
+
+  /** While renders wait, look every few ms whether the loop has spare time for one more. */
+  #poll (): void {
+    if (this.#timer) return
+    this.#pollElu = performance.eventLoopUtilization()
+    this.#timer = setTimeout(this.#tick, POLL)
+  }
+
+  readonly #tick = (): void => {
+    this.#timer = undefined
+    const elu = performance.eventLoopUtilization()
+    const d = performance.eventLoopUtilization(elu, this.#pollElu)
+    const now = performance.now()
+    if (now - this.#sampleStart >= SAMPLE_MS && this.#running.size > 0) this.#account(now)
+    this.#next(now, d.idle >= IDLE_TO_START * (d.idle + d.active))
+    if (this.queued > 0) this.#poll()
+  }
+}
