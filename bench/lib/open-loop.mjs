@@ -2,12 +2,66 @@
 // starts at t0 + i / rate whatever happened to the ones before, so a slow server faces
 // the same offered load as a fast one. Each request times out after `timeout` ms; past
 // `maxInflight` requests in flight, a due request is counted as dropped instead of sent.
-import { Pool } from 'undici'
+// Requests go round-robin over `connections` keep-alive connections, skipping busy ones, as
+// k6 hands iterations to its pool of VUs: at light load traffic still spreads over many
+// connections (a pool that always reuses its first idle connection would pin light load to
+// the one or two server threads those few connections happened to land on).
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { connect as tcpConnect } from 'node:net'
+import { Client } from 'undici'
+
+/** Opens a TCP connection; resolves once it is established. */
+function openSocket (host, port, timeout) {
+  return new Promise((resolve, reject) => {
+    const socket = tcpConnect({ host, port, noDelay: true, timeout })
+    socket.once('connect', () => { socket.setTimeout(0); resolve(socket) })
+    socket.once('timeout', () => socket.destroy(new Error('connect timeout')))
+    socket.once('error', reject)
+  })
+}
+
+/**
+ * Keep-alive connections opened before the clock starts, a batch at a time, as a load
+ * generator in steady state would hold them: the measured run then times requests, not
+ * TCP handshakes, and does not overflow the server's accept queue.
+ */
+async function preconnect (host, port, count, timeout) {
+  const sockets = []
+  for (let i = 0; i < count; i += 32) {
+    sockets.push(...await Promise.all(Array.from({ length: Math.min(32, count - i) }, () => openSocket(host, port, timeout))))
+  }
+  return sockets
+}
 import { percentile } from './stats.mjs'
 
-export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflight = 2000, connections = 512, headers = {} }) {
+export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflight = 2000, connections = 128, headers = {} }) {
   const target = new URL(url)
-  const pool = new Pool(target.origin, { connections, pipelining: 1, headersTimeout: timeout, bodyTimeout: timeout, connect: { timeout } })
+  const clientOptions = { pipelining: 1, headersTimeout: timeout, bodyTimeout: timeout, connect: { timeout } }
+  const host = target.hostname
+  const port = Number(target.port || 80)
+  const sockets = await preconnect(host, port, connections, timeout)
+  // Each client starts on its pre-opened socket and opens a new one if the server closes it.
+  const clients = sockets.map((first) => new Client(target.origin, {
+    ...clientOptions,
+    connect: (_opts, callback) => {
+      if (first && !first.destroyed) { const socket = first; first = null; queueMicrotask(() => callback(null, socket)); return socket }
+      first = null
+      openSocket(host, port, timeout).then((socket) => callback(null, socket), (err) => callback(err, null))
+    },
+  }))
+  const busy = new Uint16Array(connections)
+  let cursor = 0
+  /** The next idle connection after the last one used; the least busy if none is idle. */
+  const pick = () => {
+    let best = cursor
+    for (let n = 0; n < connections; n++) {
+      const i = (cursor + n) % connections
+      if (busy[i] === 0) { best = i; break }
+      if (busy[i] < busy[best]) best = i
+    }
+    cursor = (best + 1) % connections
+    return best
+  }
   const path = target.pathname + target.search
   const total = Math.round(rate * duration)
   const lat2xx = []
@@ -21,7 +75,9 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
     inflight++
     const started = performance.now()
     const signal = AbortSignal.timeout(timeout)
-    const p = pool.request({ path, method: 'GET', headers, signal })
+    const c = pick()
+    busy[c]++
+    const p = clients[c].request({ path, method: 'GET', headers, signal })
       .then(async (res) => {
         await res.body.dump({ signal })
         const ms = performance.now() - started
@@ -31,10 +87,14 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
         if (signal.aborted || /timeout/i.test(err?.code ?? '') || /Timeout/.test(err?.name ?? '')) tally.timeouts++
         else tally.errors++
       })
-      .finally(() => { inflight--; pending.delete(p) })
+      .finally(() => { inflight--; busy[c]--; pending.delete(p) })
     pending.add(p)
   }
 
+  // The generator shares the machine with the server: its own event-loop delay is reported
+  // so a late measurement can be told apart from a late server.
+  const lag = monitorEventLoopDelay({ resolution: 5 })
+  lag.enable()
   const t0 = performance.now()
   let next = 0
   await new Promise((resolve) => {
@@ -51,7 +111,8 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
     tick()
   })
   await Promise.allSettled([...pending])
-  await pool.close()
+  lag.disable()
+  await Promise.all(clients.map((client) => client.close()))
   const elapsed = Math.max(duration, (performance.now() - t0) / 1000)
   lat2xx.sort((a, b) => a - b)
   lat503.sort((a, b) => a - b)
@@ -64,5 +125,6 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
     successPct: total ? (100 * tally.ok) / total : 0,
     latency2xx: pct(lat2xx),
     latency503: pct(lat503),
+    generatorLagP99: lag.percentile(99) / 1e6,
   }
 }

@@ -20,6 +20,7 @@ async function openLoop ({ duration, ...options }) {
     sent: r.sent, timeouts: r.timeouts, errors: r.errors, dropped: r.dropped,
     goodput: Math.round(r.goodput), successPct: tenth(r.successPct),
     ok: { count: r.ok, ...pick(r.latency2xx) }, shed: { count: r.status503, ...pick(r.latency503) },
+    generatorLagP99: tenth(r.generatorLagP99),
   }
 }
 
@@ -79,9 +80,9 @@ for (const name of names) {
 const table = [
   `capacity: ${capacity} req/s (closed loop, Spindle 2 workers, shedding off); ${duration / 1000} s per level`,
   '',
-  '| target | load | goodput/s | % of capacity | success % | 2xx p50 / p95 / p99 ms | unloaded p99 | 503s | 503 p50 / p99 ms | timeouts | dropped |',
-  '|---|---|---|---|---|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.target} | ${r.load} | ${r.goodput} | ${r.goodputPctOfCapacity} | ${r.successPct} | ${r.ok.p50} / ${r.ok.p95} / ${r.ok.p99} | ${r.unloadedP99} | ${r.shed.count} | ${r.shed.p50 ?? '-'} / ${r.shed.p99 ?? '-'} | ${r.timeouts} | ${r.dropped} |`),
+  '| target | load | goodput/s | % of capacity | success % | 2xx p50 / p95 / p99 ms | unloaded p99 | 503s | 503 p50 / p99 ms | timeouts | dropped | generator lag p99 ms |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ...rows.map((r) => `| ${r.target} | ${r.load} | ${r.goodput} | ${r.goodputPctOfCapacity} | ${r.successPct} | ${r.ok.p50} / ${r.ok.p95} / ${r.ok.p99} | ${r.unloadedP99} | ${r.shed.count} | ${r.shed.p50 ?? '-'} / ${r.shed.p99 ?? '-'} | ${r.timeouts} | ${r.dropped} | ${r.generatorLagP99} |`),
 ]
 console.log('\n' + table.join('\n'))
 mkdirSync(here + 'results', { recursive: true })

@@ -1,5 +1,6 @@
 // The Next.js example on Spindle with 2 workers, shedding on or off:
 //   SHEDDING=on|off PORT=3100 node spindle.mjs
+// SHED_OPTIONS='{"maxBacklog":50}' overrides shedding options (to compare thresholds).
 import { fileURLToPath } from 'node:url'
 import { serve } from '@spindle/runtime'
 
@@ -10,5 +11,5 @@ await serve({
   port: Number(process.env.PORT),
   host: '127.0.0.1',
   controlPort: Number(process.env.CONTROL_PORT ?? 9391),
-  shedding: process.env.SHEDDING === 'off' ? false : {},
+  shedding: process.env.SHEDDING === 'off' ? false : JSON.parse(process.env.SHED_OPTIONS ?? '{}'),
 })
