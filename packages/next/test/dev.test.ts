@@ -1,0 +1,94 @@
+// `dev: true`: Next's dev server through the adapter, HMR websocket included. It runs on a
+// copy of the fixture (dev writes its own output and the test edits a page), placed next to
+// the fixture so `next` resolves from this package.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { request } from 'undici'
+import { nextAdapter } from '@spindle/next'
+import { appDir } from './fixtures/build.ts'
+
+let fastify: FastifyInstance
+let base: string
+let dir: string
+
+beforeAll(async () => {
+  process.env.NEXT_TELEMETRY_DISABLED = '1'
+  dir = mkdtempSync(join(appDir, '..', '.dev-'))
+  cpSync(appDir, dir, { recursive: true, filter: (src) => !src.includes(`${join(appDir, '.next')}`) })
+  fastify = Fastify()
+  fastify.get('/own', async () => ({ route: 'own' }))
+  await fastify.register(nextAdapter, { dir, dev: true })
+  await fastify.listen({ port: 0, host: '127.0.0.1' })
+  base = `http://127.0.0.1:${(fastify.server.address() as { port: number }).port}`
+}, 120_000)
+
+afterAll(async () => {
+  await fastify?.close()
+  if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+async function get (path: string, headers: Record<string, string> = {}) {
+  const res = await request(base + path, { headers })
+  return { status: res.statusCode, body: await res.body.text() }
+}
+
+/** Opens a websocket and records what it receives; rejects if the server refuses it. */
+function connect (url: string): Promise<{ ws: WebSocket, messages: string[] }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url)
+    const messages: string[] = []
+    ws.addEventListener('message', (event) => { messages.push(String(event.data)) })
+    ws.addEventListener('open', () => resolve({ ws, messages }), { once: true })
+    ws.addEventListener('error', () => reject(new Error(`websocket to ${url} failed`)), { once: true })
+  })
+}
+
+async function until<T> (what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeout: number): Promise<T> {
+  const end = Date.now() + timeout
+  for (;;) {
+    const value = await check()
+    if (value) return value
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+describe('nextAdapter with dev: true', () => {
+  it('compiles and serves pages on demand next to the user routes', async () => {
+    const page = await get('/static')
+    expect(page.status).toBe(200)
+    expect(page.body).toContain('static page')
+    expect((await get('/own')).body).toBe('{"route":"own"}')
+  }, 120_000)
+
+  it('opens the HMR websocket on the Fastify server and pushes a change to a page', async () => {
+    // Next attaches its upgrade listener to the server with the first request it handles, as
+    // a browser's first page load does; the page it loads is the one edited below.
+    expect((await get('/static')).status).toBe(200)
+    const { ws, messages } = await connect(base.replace('http', 'ws') + '/_next/hmr')
+    try {
+      const types = () => messages.map((m) => (JSON.parse(m) as { type?: string }).type)
+      // The dev server greets a new client with its build state as soon as it is connected.
+      await until('the HMR greeting', () => types().includes('sync'), 30_000)
+      expect(types()).not.toContain('serverComponentChanges')
+
+      const file = join(dir, 'app', 'static', 'page.jsx')
+      writeFileSync(file, readFileSync(file, 'utf8').replace('static page', 'edited page'))
+      await until('an HMR message about the edit', () => types().includes('serverComponentChanges'), 60_000)
+      await until('the edited page to be served', async () => (await get('/static')).body.includes('edited page'), 60_000)
+    } finally {
+      ws.close()
+    }
+  }, 150_000)
+
+  it("keeps Next's cross-site check on the websocket: an origin that is not allowed is refused", async () => {
+    const refused = await new Promise<boolean>((resolve) => {
+      const ws = new WebSocket(base.replace('http', 'ws') + '/_next/hmr', { headers: { origin: 'http://elsewhere.example' } } as never)
+      ws.addEventListener('open', () => { ws.close(); resolve(false) }, { once: true })
+      ws.addEventListener('error', () => resolve(true), { once: true })
+    })
+    expect(refused).toBe(true)
+  }, 30_000)
+})
