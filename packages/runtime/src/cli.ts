@@ -27,6 +27,7 @@ Options (flags beat environment variables, which beat the config file)
       --control-port <n>      control server port       env SPINDLE_CONTROL_PORT  default: 9091
       --control-host <addr>   control server address    env SPINDLE_CONTROL_HOST  default: 127.0.0.1
       --no-control            no control server
+      --no-shedding           no load shedding (closed-loop capacity tests)
       --shutdown-timeout <ms> time to finish in-flight requests on drain/shutdown
                                                         env SPINDLE_SHUTDOWN_TIMEOUT  default: 10000
       --stall-timeout <ms>    replace a worker whose event loop is stuck this long  default: 10000
@@ -73,6 +74,7 @@ async function main (argv: string[]): Promise<void> {
         'control-port': { type: 'string' },
         'control-host': { type: 'string' },
         'no-control': { type: 'boolean' },
+        'no-shedding': { type: 'boolean' },
         'shutdown-timeout': { type: 'string' },
         'stall-timeout': { type: 'string' },
         config: { type: 'string', short: 'c' },
@@ -118,6 +120,7 @@ async function main (argv: string[]): Promise<void> {
       controlHost: values['control-host'] ?? (env.SPINDLE_CONTROL_HOST || undefined),
       shutdownTimeout: pick('shutdown-timeout', 'SPINDLE_SHUTDOWN_TIMEOUT'),
       stallTimeout: int('--stall-timeout', values['stall-timeout']),
+      shedding: values['no-shedding'] ? (false as const) : undefined,
     }),
   }
 

@@ -44,7 +44,7 @@ describe('spindle CLI', () => {
   it('documents every flag, env var, signal and probe in --help', async () => {
     const r = run(['--help'])
     expect(await r.exit).toBe(0)
-    for (const word of ['--workers', '--port', '--host', '--control-port', '--shutdown-timeout', '--config',
+    for (const word of ['--workers', '--port', '--host', '--control-port', '--no-shedding', '--shutdown-timeout', '--config',
       'WORKERS', 'PORT', 'HOST', 'SIGTERM', 'SIGHUP', '/readyz', '/healthz', 'spindle.config', 'Node.js >= 22.22']) {
       expect(r.stdout()).toContain(word)
     }
@@ -100,6 +100,18 @@ describe('spindle CLI', () => {
     expect(await r.exit).toBe(0)
     expect(Date.now() - signalledAt).toBeLessThan(5000)
     expect(r.stderr()).toContain('shutting down')
+  })
+
+  it('turns load shedding off with --no-shedding: a burst far past the backlog bound is served in full', async () => {
+    const r = run(['start', fixture('shed-app.js'), '--no-shedding', '-w', '1', '-p', '0', '-H', '127.0.0.1', '--control-port', '0'])
+    const { url, control } = await started(r)
+    const render = url + '/render?ms=30&chunks=3'
+    for (let i = 0; i < 24; i++) expect((await get(render)).status).toBe(200)
+    const burst = await Promise.all(Array.from({ length: 16 }, () => get(render)))
+    expect(burst.map((res) => res.status)).toEqual(Array(16).fill(200))
+    expect((await get(control + '/status')).json().workers[0].shed.backlog).toBe(0)
+    r.child.kill('SIGTERM')
+    expect(await r.exit).toBe(0)
   })
 
   it('restarts workers one at a time on SIGHUP', async () => {
