@@ -22,7 +22,9 @@ function nodeJob (script, args) {
 }
 
 function spindle (dir, workers, port, extra = []) {
-  return { command: process.execPath, args: [spindleCli, 'start', ...extra, '-w', String(workers), '-p', String(port), '-H', '127.0.0.1', '--no-control'], cwd: dir }
+  // Shedding off: a closed loop of 100 connections is a queue by design, and a shed client
+  // retries at once; bench/overload measures shedding under open-loop load.
+  return { command: process.execPath, args: [spindleCli, 'start', ...extra, '-w', String(workers), '-p', String(port), '-H', '127.0.0.1', '--no-control', '--no-shedding'], cwd: dir }
 }
 
 function forked (kind, job, workers, port, cwd, env = {}) {
