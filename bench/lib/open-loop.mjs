@@ -113,6 +113,9 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
   await Promise.allSettled([...pending])
   lag.disable()
   await Promise.all(clients.map((client) => client.close()))
+  // A connection no request went out on was never handed to its client: close it here, or
+  // it keeps the process alive until the server's keep-alive timeout.
+  for (const socket of sockets) if (!socket.destroyed) socket.destroy()
   const elapsed = Math.max(duration, (performance.now() - t0) / 1000)
   lat2xx.sort((a, b) => a - b)
   lat503.sort((a, b) => a - b)
