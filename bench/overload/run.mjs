@@ -8,6 +8,7 @@
 import { writeFileSync, mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { createRequire } from 'node:module'
 import { startServer } from '../lib/processes.mjs'
 import { closedLoop } from '../lib/closed-loop.mjs'
@@ -38,8 +39,8 @@ const { values } = parseArgs({
 const duration = Number(values.duration) * 1000
 const rounds = Number(values.rounds)
 const warmup = Number(values.warmup) * 1000
-for (const [name, v] of [['--duration', duration], ['--rounds', rounds], ['--warmup', warmup]]) {
-  if (!Number.isInteger(v) || v < (name === '--warmup' ? 0 : 1)) throw new Error(`${name} must be a whole positive number, got ${JSON.stringify(values[name.slice(2)])}`)
+for (const [name, v, min] of [['duration', duration, 1], ['rounds', rounds, 1], ['warmup', warmup, 0]]) {
+  if (!Number.isInteger(v) || v < min) throw new Error(`--${name} must be a whole number of at least ${min}, got ${JSON.stringify(values[name])}`)
 }
 const levels = [0.8, 1.5, 3]
 const here = fileURLToPath(new URL('.', import.meta.url))
@@ -77,13 +78,12 @@ const capacity = await withServer('spindle-noshed', async () => {
 })
 console.log(`capacity (closed loop, spindle 2 workers, no shedding): ${capacity} req/s`)
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
 const rows = []
 for (const name of names) {
   await withServer(name, async () => {
     console.log(`${name}: warming up for ${warmup / 1000} s`)
     if (warmup > 0) await openLoop({ url, rate: Math.round(capacity * 0.5), duration: warmup, headers })
-    await new Promise((resolve) => setTimeout(resolve, 2000))
+    await sleep(2000)
     const unloaded = await openLoop({ url, rate: Math.max(1, Math.round(capacity * 0.2)), duration: Math.min(duration, 5000), headers })
     const runs = new Map(levels.map((x) => [x, []]))
     for (let round = 1; round <= rounds; round++) {
@@ -92,18 +92,18 @@ for (const name of names) {
         runs.get(x).push(r)
         console.log(`${name} ${x}x round ${round}/${rounds}: goodput ${r.goodput}/s, 503s ${r.shed.count}, timeouts ${r.timeouts}`)
         // Let the previous level's backlog clear before the next one.
-        await new Promise((resolve) => setTimeout(resolve, 3000))
+        await sleep(3000)
       }
     }
     for (const x of levels) {
-      const all = runs.get(x)
-      const goodputs = all.map((r) => r.goodput)
-      const r = all.find((one) => one.goodput === median(goodputs))
+      const all = runs.get(x).sort((a, b) => a.goodput - b.goodput)
+      const r = all[Math.floor((all.length - 1) / 2)]
+      const sum = (f) => all.reduce((n, one) => n + f(one), 0)
       rows.push({
         target: name, load: `${x}x`, ...r, unloadedP99: unloaded.ok.p99,
         goodputPctOfCapacity: Math.round((100 * r.goodput) / capacity),
-        goodputRange: [Math.min(...goodputs), Math.max(...goodputs)],
-        allRounds: { timeouts: all.reduce((n, one) => n + one.timeouts, 0), shed: all.reduce((n, one) => n + one.shed.count, 0), sent: all.reduce((n, one) => n + one.sent, 0) },
+        goodputRange: [all[0].goodput, all.at(-1).goodput],
+        allRounds: { timeouts: sum((one) => one.timeouts), shed: sum((one) => one.shed.count), sent: sum((one) => one.sent) },
       })
     }
   })
