@@ -5,6 +5,7 @@ import { SPINDLE_RUNTIME_START_TIMEOUT, SPINDLE_RUNTIME_WORKER_START_FAILED } fr
 import type { ResolvedOptions } from './options.ts'
 import {
   PHASE_STARTING, STATUS_BYTES, STATUS_HEARTBEAT, STATUS_INFLIGHT, STATUS_PHASE, STATUS_PRESSURE, STATUS_REQUESTS, STATUS_SHED_FIRST,
+  STATUS_HANDED_OFF, STATUS_HANDOFF,
   deserializeError, type SupervisorMessage, type WorkerData, type WorkerMessage,
 } from './protocol.ts'
 
@@ -54,7 +55,10 @@ export class ManagedWorker extends EventEmitter {
       workerData: data,
       name: `spindle-worker-${id}`,
       env: { ...process.env, ...opts.env },
-      ...(opts.maxHeapMb ? { resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb } } : {}),
+      resourceLimits: {
+        ...(opts.maxHeapMb ? { maxOldGenerationSizeMb: opts.maxHeapMb } : {}),
+        ...(opts.youngGenerationMb ? { maxYoungGenerationSizeMb: opts.youngGenerationMb } : {}),
+      },
     })
     this.thread.on('message', (msg: WorkerMessage) => this.emit('worker-message', msg))
     this.thread.on('error', (err) => this.emit('worker-error', err))
@@ -71,6 +75,10 @@ export class ManagedWorker extends EventEmitter {
   /** Shed requests since start, by SHED_REASONS index (written by the worker's plugin). */
   shedCount (i: number): number { return Atomics.load(this.#status, STATUS_SHED_FIRST + i) >>> 0 }
   /** Tells the worker to shed renders (true) or not, from the supervisor's view of it. */
+  /** Connections this worker closed to even out the load between workers. */
+  get handedOff (): number { return Atomics.load(this.#status, STATUS_HANDED_OFF) >>> 0 }
+  /** Asks the worker to close the connection of its next request once it is answered. */
+  handOff (): void { Atomics.store(this.#status, STATUS_HANDOFF, 1) }
   setPressure (on: boolean): void { Atomics.store(this.#status, STATUS_PRESSURE, on ? 1 : 0) }
   get phase (): number { return Atomics.load(this.#status, STATUS_PHASE) }
   get elu (): number { return this.#elu }

@@ -36,6 +36,17 @@ export interface ServeOptions {
   heapLimitRatio?: number
   /** Old-generation heap limit of each worker in MB (Worker resourceLimits). Default: V8's. */
   maxHeapMb?: number
+  /**
+   * Young-generation size of each worker in MB (Worker resourceLimits): smaller means
+   * shorter but more frequent minor-GC pauses. Default 0: V8's own sizing.
+   */
+  youngGenerationMb?: number
+  /**
+   * Even out the load between workers: a worker clearly busier than another closes one of
+   * its keep-alive connections now and then, and the kernel deals the reconnection out
+   * again. Default true.
+   */
+  balanceConnections?: boolean
   /** Ready workers needed for /readyz to answer 200. Default: half the workers, rounded up. */
   minReadyWorkers?: number
   /** First restart delay after a crash, in ms; doubles per consecutive crash. Default 100. */
@@ -79,6 +90,8 @@ export interface ResolvedOptions {
   readonly stallTimeout: number
   readonly heapLimitRatio: number
   readonly maxHeapMb: number | undefined
+  readonly youngGenerationMb: number
+  readonly balanceConnections: boolean
   readonly minReadyWorkers: number
   readonly restartDelay: number
   readonly maxRestartDelay: number
@@ -94,7 +107,7 @@ export interface ResolvedOptions {
 
 const KNOWN = new Set([
   'app', 'appOptions', 'workers', 'port', 'host', 'controlPort', 'controlHost', 'shutdownTimeout',
-  'startTimeout', 'heartbeatTimeout', 'stallTimeout', 'heapLimitRatio', 'maxHeapMb', 'minReadyWorkers',
+  'startTimeout', 'heartbeatTimeout', 'stallTimeout', 'heapLimitRatio', 'maxHeapMb', 'youngGenerationMb', 'balanceConnections', 'minReadyWorkers',
   'restartDelay', 'maxRestartDelay', 'handleSignals', 'exitOnShutdown', 'cwd', 'env', 'shared',
   'controlRoutes', 'mode', 'logger', 'shedding',
 ])
@@ -168,6 +181,10 @@ export function resolveOptions (input: ServeOptions): ResolvedOptions {
   }
 
   const maxHeapMb = input.maxHeapMb === undefined ? undefined : positiveInt('maxHeapMb', input.maxHeapMb, 0)
+  const youngGenerationMb = input.youngGenerationMb ?? 0
+  if (typeof youngGenerationMb !== 'number' || !Number.isInteger(youngGenerationMb) || (youngGenerationMb !== 0 && youngGenerationMb < 3)) {
+    fail(`youngGenerationMb must be 0 (V8's default) or a whole number of at least 3, got ${show(youngGenerationMb)}`)
+  }
 
   const minReadyWorkers = positiveInt('minReadyWorkers', input.minReadyWorkers, Math.ceil(workers / 2))
   if (minReadyWorkers > workers) fail(`minReadyWorkers must be at most workers (${workers}), got ${minReadyWorkers}`)
@@ -184,10 +201,11 @@ export function resolveOptions (input: ServeOptions): ResolvedOptions {
     fail(`maxRestartDelay (${maxRestartDelay}) must be at least restartDelay (${restartDelay})`)
   }
 
-  for (const name of ['handleSignals', 'exitOnShutdown'] as const) {
+  for (const name of ['handleSignals', 'exitOnShutdown', 'balanceConnections'] as const) {
     if (input[name] !== undefined && typeof input[name] !== 'boolean') fail(`${name} must be a boolean, got ${show(input[name])}`)
   }
   const handleSignals = input.handleSignals ?? true
+  const balanceConnections = input.balanceConnections ?? true
 
   if (input.mode !== undefined && input.mode !== 'reuseport') {
     fail(`mode must be 'reuseport' (the only mode available), got ${show(input.mode)}`)
@@ -223,6 +241,8 @@ export function resolveOptions (input: ServeOptions): ResolvedOptions {
     stallTimeout,
     heapLimitRatio,
     maxHeapMb,
+    youngGenerationMb,
+    balanceConnections,
     minReadyWorkers,
     restartDelay,
     maxRestartDelay,

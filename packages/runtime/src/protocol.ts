@@ -13,7 +13,11 @@ export const STATUS_PRESSURE = 4 // set by the supervisor: 1 while the worker mu
 export const STATUS_SHED_FIRST = 5
 export const SHED_REASONS = ['backlog', 'eventLoopDelay', 'eventLoopUtilization', 'heapUsedBytes', 'queueTime', 'supervisor'] as const
 export type ShedReason = typeof SHED_REASONS[number]
-export const STATUS_SLOTS = STATUS_SHED_FIRST + SHED_REASONS.length
+/** Set to 1 by the supervisor: close the connection of the next request (connection balance). */
+export const STATUS_HANDOFF = STATUS_SHED_FIRST + SHED_REASONS.length
+/** Connections the worker closed for connection balance since start. */
+export const STATUS_HANDED_OFF = STATUS_HANDOFF + 1
+export const STATUS_SLOTS = STATUS_HANDED_OFF + 1
 export const STATUS_BYTES = STATUS_SLOTS * Int32Array.BYTES_PER_ELEMENT
 
 export const PHASE_STARTING = 0

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events'
+import { newBalanceState, observeLoad, pickHandoff, type BalanceState } from './balance.ts'
 import { assess, restartDelayFor, type Verdict } from './health-policy.ts'
 import { ManagedWorker } from './managed-worker.ts'
 import type { ResolvedOptions } from './options.ts'
@@ -22,6 +23,8 @@ export interface WorkerStatus {
   uptimeMs: number
   /** Requests shed by the worker's load shedding since it started, by reason. */
   shed: Record<ShedReason, number>
+  /** Connections the worker closed since it started to even out the load between workers. */
+  handedOff: number
 }
 
 interface Slot {
@@ -35,6 +38,8 @@ interface Slot {
   replacing: boolean
   restartTimer: NodeJS.Timeout | undefined
   shedWatch: ShedWatch
+  /** Connection balance: the worker it describes and its smoothed load. */
+  balance: { worker: ManagedWorker | undefined, state: BalanceState }
 }
 
 /** A crash-free run this long forgets earlier crashes when computing the next backoff. */
@@ -70,6 +75,7 @@ export class Supervisor extends EventEmitter {
       replacing: false,
       restartTimer: undefined,
       shedWatch: { worker: undefined, total: 0, lastShedAt: 0, since: undefined, overloaded: false },
+      balance: { worker: undefined, state: newBalanceState() },
     }))
   }
 
@@ -162,10 +168,14 @@ export class Supervisor extends EventEmitter {
     const now = Date.now()
     const heapDue = now - this.#lastHeapAt >= HEAP_EVERY
     if (heapDue) this.#lastHeapAt = now
+    const balancing: Slot[] = []
     for (const slot of this.#slots) {
       const w = slot.worker
       if (!w || w.retiring || w.phase !== PHASE_LISTENING) continue
       slot.silentFor = w.sample(now)
+      if (slot.balance.worker !== w) slot.balance = { worker: w, state: newBalanceState() }
+      observeLoad(slot.balance.state, w.elu)
+      if (!slot.replacing) balancing.push(slot)
       if (heapDue) w.refreshHeap()
       const heap = w.heap
       const previous = slot.verdict
@@ -180,6 +190,10 @@ export class Supervisor extends EventEmitter {
       if ((slot.verdict === 'stalled' || slot.verdict === 'heap-limit') && !slot.replacing && !this.#closing) {
         void this.replace(slot.id, slot.verdict)
       }
+    }
+    if (this.#opts.balanceConnections && !this.#closing) {
+      const i = pickHandoff(balancing.map((s) => s.balance.state), now)
+      if (i >= 0) balancing[i]!.worker!.handOff()
     }
   }
 
@@ -281,6 +295,7 @@ export class Supervisor extends EventEmitter {
         silentForMs: slot.silentFor,
         uptimeMs: w ? now - w.startedAt : 0,
         shed,
+        handedOff: w ? w.handedOff : 0,
       }
     })
   }

@@ -8,7 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { loadApp } from './app-loader.ts'
 import { kArrivedAt, kWorkerStatus, loadShedding } from './load-shedding.ts'
 import {
-  HEARTBEAT_INTERVAL, PHASE_CLOSED, PHASE_DRAINING, PHASE_LISTENING, STATUS_HEARTBEAT,
+  HEARTBEAT_INTERVAL, PHASE_CLOSED, PHASE_DRAINING, PHASE_LISTENING, STATUS_HANDED_OFF, STATUS_HANDOFF, STATUS_HEARTBEAT,
   STATUS_INFLIGHT, STATUS_PHASE, STATUS_REQUESTS, serializeError,
   type SupervisorMessage, type WorkerData, type WorkerMessage,
 } from './protocol.ts'
@@ -45,6 +45,12 @@ function trackRequests (server: HttpServer): void {
     Atomics.add(status, STATUS_REQUESTS, 1)
     inflight.add(res)
     if (draining) res.setHeader('connection', 'close')
+    else if (Atomics.load(status, STATUS_HANDOFF) !== 0 && Atomics.compareExchange(status, STATUS_HANDOFF, 1, 0) === 1) {
+      // Connection balance: the supervisor saw this worker busier than a sibling. The client
+      // reconnects after this response and the kernel deals the connection out again.
+      res.setHeader('connection', 'close')
+      Atomics.add(status, STATUS_HANDED_OFF, 1)
+    }
     res.on('close', onResponseClose)
   })
 }
