@@ -1,7 +1,9 @@
 // Overload benchmark: the Next.js example's dynamic SSR page under open-loop load at 0.8x,
 // 1.5x and 3x of its measured capacity, on Spindle (2 workers) with and without load
 // shedding, on `next start` (one process) and on PM2 (cluster mode, 2 instances).
-//   node bench/overload/run.mjs [--duration 8] [--rounds 3] [--warmup 10] [--only spindle,spindle-noshed,next-start,pm2]
+//   node bench/overload/run.mjs [--duration 8] [--rounds 3] [--warmup 10] [--capacity N] [--only spindle,spindle-noshed,next-start,pm2]
+// --capacity skips the closed-loop measurement and takes N req/s as the capacity, so runs on
+// one machine can be compared at the same offered loads.
 // Every server is warmed up first (JIT, caches); each level is run `rounds` times, one round
 // of all levels after the other, and the round with the median goodput is reported next to
 // the range of goodput over all rounds: on a shared 2-core machine one round can be 30 % off.
@@ -33,6 +35,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '8' },
     rounds: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '10' },
+    capacity: { type: 'string' },
     only: { type: 'string' },
   },
 })
@@ -72,11 +75,12 @@ async function withServer (name, fn) {
 }
 
 // Capacity: closed loop against Spindle without shedding (what 2 workers render flat out).
-const capacity = await withServer('spindle-noshed', async () => {
+const capacity = values.capacity !== undefined ? Number(values.capacity) : await withServer('spindle-noshed', async () => {
   await closedLoop({ url, connections: 16, duration: Math.max(3, warmup / 1000), headers })
   return Math.round((await closedLoop({ url, connections: 16, duration: duration / 1000, headers })).rps)
 })
-console.log(`capacity (closed loop, spindle 2 workers, no shedding): ${capacity} req/s`)
+if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`--capacity must be a whole number of req/s of at least 1, got ${JSON.stringify(values.capacity)}`)
+console.log(`capacity (${values.capacity !== undefined ? 'given with --capacity' : 'closed loop, spindle 2 workers, no shedding'}): ${capacity} req/s`)
 
 const rows = []
 for (const name of names) {
@@ -110,7 +114,7 @@ for (const name of names) {
 }
 
 const table = [
-  `capacity: ${capacity} req/s (closed loop, Spindle 2 workers, shedding off); ${duration / 1000} s per level, ${rounds} rounds, ${warmup / 1000} s warm-up per server`,
+  `capacity: ${capacity} req/s (${values.capacity !== undefined ? 'given with --capacity' : 'closed loop, Spindle 2 workers, shedding off'}); ${duration / 1000} s per level, ${rounds} rounds, ${warmup / 1000} s warm-up per server`,
   'Each row is the round with the median goodput; "range" is goodput over all rounds, "timeouts (all)" and "503s (all)" count every round.',
   '',
   '| target | load | goodput/s | range | % of capacity | success % | 2xx p50 / p95 / p99 ms | unloaded p99 | 503s | 503 p50 / p99 ms | timeouts | timeouts (all) | 503s (all) / sent (all) | generator lag p99 ms |',

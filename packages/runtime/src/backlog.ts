@@ -59,7 +59,9 @@ export class Backlog {
     this.#maxBacklog = maxBacklog
     this.#maxQueueTime = maxQueueTime
     this.#shed = shed
-    // One listener function for every response: the hot path allocates no closure.
+    // One listener function for every response: the hot path allocates no closure. Its
+    // `this` is the response, so the backlog is reached through an alias.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const self = this
     this.#onClose = function (this: ServerResponse) { if (self.#running.delete(this)) self.#finished() }
   }
