@@ -75,12 +75,15 @@ async function withServer (name, fn) {
 }
 
 // Capacity: closed loop against Spindle without shedding (what 2 workers render flat out).
+const capacitySource = values.capacity !== undefined ? 'given with --capacity' : 'closed loop, Spindle 2 workers, shedding off'
+if (values.capacity !== undefined && !(Number.isInteger(Number(values.capacity)) && Number(values.capacity) >= 1)) {
+  throw new Error(`--capacity must be a whole number of req/s of at least 1, got ${JSON.stringify(values.capacity)}`)
+}
 const capacity = values.capacity !== undefined ? Number(values.capacity) : await withServer('spindle-noshed', async () => {
   await closedLoop({ url, connections: 16, duration: Math.max(3, warmup / 1000), headers })
   return Math.round((await closedLoop({ url, connections: 16, duration: duration / 1000, headers })).rps)
 })
-if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`--capacity must be a whole number of req/s of at least 1, got ${JSON.stringify(values.capacity)}`)
-console.log(`capacity (${values.capacity !== undefined ? 'given with --capacity' : 'closed loop, spindle 2 workers, no shedding'}): ${capacity} req/s`)
+console.log(`capacity (${capacitySource}): ${capacity} req/s`)
 
 const rows = []
 for (const name of names) {
@@ -114,7 +117,7 @@ for (const name of names) {
 }
 
 const table = [
-  `capacity: ${capacity} req/s (${values.capacity !== undefined ? 'given with --capacity' : 'closed loop, Spindle 2 workers, shedding off'}); ${duration / 1000} s per level, ${rounds} rounds, ${warmup / 1000} s warm-up per server`,
+  `capacity: ${capacity} req/s (${capacitySource}); ${duration / 1000} s per level, ${rounds} rounds, ${warmup / 1000} s warm-up per server`,
   'Each row is the round with the median goodput; "range" is goodput over all rounds, "timeouts (all)" and "503s (all)" count every round.',
   '',
   '| target | load | goodput/s | range | % of capacity | success % | 2xx p50 / p95 / p99 ms | unloaded p99 | 503s | 503 p50 / p99 ms | timeouts | timeouts (all) | 503s (all) / sent (all) | generator lag p99 ms |',

@@ -2,6 +2,7 @@ import { EventEmitter, once } from 'node:events'
 import type { EventLoopUtilization } from 'node:perf_hooks'
 import { Worker } from 'node:worker_threads'
 import { SPINDLE_RUNTIME_START_TIMEOUT, SPINDLE_RUNTIME_WORKER_START_FAILED } from './errors.ts'
+import { newBalanceState } from './balance.ts'
 import type { ResolvedOptions } from './options.ts'
 import {
   PHASE_STARTING, STATUS_BYTES, STATUS_HEARTBEAT, STATUS_INFLIGHT, STATUS_PHASE, STATUS_PRESSURE, STATUS_REQUESTS, STATUS_SHED_FIRST,
@@ -13,6 +14,8 @@ const WORKER_ENTRY = new URL('./worker.js', import.meta.url)
 
 /** One worker thread: spawned, watched through its status block, drained or terminated. */
 export class ManagedWorker extends EventEmitter {
+  /** Smoothed load for connection balance; a new worker starts from zero. */
+  readonly balance = newBalanceState()
   readonly id: number
   readonly generation: number
   readonly thread: Worker
@@ -74,11 +77,11 @@ export class ManagedWorker extends EventEmitter {
   get requests (): number { return Atomics.load(this.#status, STATUS_REQUESTS) >>> 0 }
   /** Shed requests since start, by SHED_REASONS index (written by the worker's plugin). */
   shedCount (i: number): number { return Atomics.load(this.#status, STATUS_SHED_FIRST + i) >>> 0 }
-  /** Tells the worker to shed renders (true) or not, from the supervisor's view of it. */
   /** Connections this worker closed to even out the load between workers. */
   get handedOff (): number { return Atomics.load(this.#status, STATUS_HANDED_OFF) >>> 0 }
   /** Asks the worker to close the connection of its next request once it is answered. */
   handOff (): void { Atomics.store(this.#status, STATUS_HANDOFF, 1) }
+  /** Tells the worker to shed renders (true) or not, from the supervisor's view of it. */
   setPressure (on: boolean): void { Atomics.store(this.#status, STATUS_PRESSURE, on ? 1 : 0) }
   get phase (): number { return Atomics.load(this.#status, STATUS_PHASE) }
   get elu (): number { return this.#elu }

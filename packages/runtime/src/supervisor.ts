@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import { newBalanceState, observeLoad, pickHandoff, type BalanceState } from './balance.ts'
+import { observeLoad, pickHandoff } from './balance.ts'
 import { assess, restartDelayFor, type Verdict } from './health-policy.ts'
 import { ManagedWorker } from './managed-worker.ts'
 import type { ResolvedOptions } from './options.ts'
@@ -38,8 +38,6 @@ interface Slot {
   replacing: boolean
   restartTimer: NodeJS.Timeout | undefined
   shedWatch: ShedWatch
-  /** Connection balance: the worker it describes and its smoothed load. */
-  balance: { worker: ManagedWorker | undefined, state: BalanceState }
 }
 
 /** A crash-free run this long forgets earlier crashes when computing the next backoff. */
@@ -75,7 +73,6 @@ export class Supervisor extends EventEmitter {
       replacing: false,
       restartTimer: undefined,
       shedWatch: { worker: undefined, total: 0, lastShedAt: 0, since: undefined, overloaded: false },
-      balance: { worker: undefined, state: newBalanceState() },
     }))
   }
 
@@ -168,14 +165,13 @@ export class Supervisor extends EventEmitter {
     const now = Date.now()
     const heapDue = now - this.#lastHeapAt >= HEAP_EVERY
     if (heapDue) this.#lastHeapAt = now
-    const balancing: Slot[] = []
+    const balancing: ManagedWorker[] = []
     for (const slot of this.#slots) {
       const w = slot.worker
       if (!w || w.retiring || w.phase !== PHASE_LISTENING) continue
       slot.silentFor = w.sample(now)
-      if (slot.balance.worker !== w) slot.balance = { worker: w, state: newBalanceState() }
-      observeLoad(slot.balance.state, w.elu)
-      if (!slot.replacing) balancing.push(slot)
+      observeLoad(w.balance, w.elu)
+      if (!slot.replacing) balancing.push(w)
       if (heapDue) w.refreshHeap()
       const heap = w.heap
       const previous = slot.verdict
@@ -192,8 +188,8 @@ export class Supervisor extends EventEmitter {
       }
     }
     if (this.#opts.balanceConnections && !this.#closing) {
-      const i = pickHandoff(balancing.map((s) => s.balance.state), now)
-      if (i >= 0) balancing[i]!.worker!.handOff()
+      const i = pickHandoff(balancing.map((w) => w.balance), now)
+      if (i >= 0) balancing[i]!.handOff()
     }
   }
 
