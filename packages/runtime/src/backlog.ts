@@ -2,23 +2,26 @@
 // in a short first-in-first-out queue instead of interleaving on the event loop, and a new
 // render is shed at once when the work already ahead of it passes the bound.
 //
-// - Running: a render starts at once while the renders running need little loop time
-//   (running x cost below RUN_AHEAD), or when the loop had idle time since the last look
-//   (the running renders are waiting for I/O, not for the CPU). A CPU-bound app thus runs
-//   one or two renders at a time and keeps each turn of the loop short, so a request to be
-//   shed, a probe or a cache hit is looked at within milliseconds; an I/O-bound app runs as
-//   many as its I/O allows.
+// - Running: a render starts at once while fewer than MIN_RUNNING run, or while the renders
+//   running need little loop time (running x cost below RUN_AHEAD), or when the loop had
+//   idle time since the last look (the running renders are waiting for I/O, not for the
+//   CPU). A CPU-bound app thus runs two renders at a time: one fills the other's short
+//   waits between its stages, and each turn of the loop holds at most two renders' steps,
+//   so a request to be shed, a probe or a cache hit is looked at within milliseconds. An
+//   app of cheap renders runs a few more; an I/O-bound app runs as many as its I/O allows.
 // - Queued: the rest wait in arrival order; each start takes the oldest. A queued request
 //   whose client went away is dropped, one that waited past maxQueueTime is shed.
-// - Ahead: (queued x cost) plus the running renders' share (at most RUN_AHEAD + cost). Past
+// - Ahead: (queued x cost) plus the running renders' share (at most what room allows). Past
 //   maxBacklog, the new render is shed. `cost` is loop time per render, measured from the
 //   thread's event-loop utilization while renders run, so the bound fits the app.
 import type { FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 
+/** Renders that may always run at once. */
+const MIN_RUNNING = 2
 /** Loop time, in ms, the running renders may need before a new one waits its turn. */
-const RUN_AHEAD = 40
+const RUN_AHEAD = 15
 /** How often, in ms, a non-empty queue checks whether the loop has idle time. */
 const POLL = 2
 /** Share of the last poll interval the loop must have idled for another render to start. */
@@ -76,7 +79,7 @@ export class Backlog {
   /** Estimated loop time, in ms, of the work ahead of a render that arrives now. */
   ahead (): number {
     const cost = this.#cost
-    return this.queued * cost + Math.min(this.#running.size * cost, RUN_AHEAD + cost)
+    return this.queued * cost + Math.min(this.#running.size * cost, Math.max(RUN_AHEAD + cost, MIN_RUNNING * cost))
   }
 
   /**
@@ -87,10 +90,15 @@ export class Backlog {
     const running = this.#running.size
     if (running === 0 && this.queued === 0) { this.#start(reply, start, now); return undefined }
     if (this.ahead() > this.#maxBacklog) return 'backlog'
-    if (this.queued === 0 && running * this.#cost < RUN_AHEAD) { this.#start(reply, start, now); return undefined }
+    if (this.queued === 0 && this.#room(running)) { this.#start(reply, start, now); return undefined }
     this.#queue.push({ reply, start, arrived })
     this.#poll()
     return undefined
+  }
+
+  /** Whether another render may run next to `running` ones without the loop having idled. */
+  #room (running: number): boolean {
+    return running < MIN_RUNNING || running * this.#cost < RUN_AHEAD
   }
 
   #start (reply: FastifyReply, start: Start, now: number): void {
@@ -132,7 +140,7 @@ export class Backlog {
   #next (now: number, idle: boolean): void {
     while (this.#head < this.#queue.length) {
       const running = this.#running.size
-      if (running > 0 && running * this.#cost >= RUN_AHEAD && !idle) break
+      if (!idle && !this.#room(running)) break
       const w = this.#queue[this.#head]!
       this.#queue[this.#head++] = undefined as unknown as Waiting
       if (w.reply.raw.destroyed || w.reply.request.raw.socket?.destroyed !== false) continue

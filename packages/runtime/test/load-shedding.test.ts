@@ -106,6 +106,27 @@ describe('load shedding in runtime workers', () => {
     expect((await get(render)).status).toBe(200)
   })
 
+  it('runs two CPU-bound renders at a time and lets cheap ones overlap more', async () => {
+    server = await serve({ ...base, shedding: { maxBacklog: 10_000 } })
+    const url = server.url
+    const peak = async (): Promise<number> => (await get(url + '/peak')).json().peak as number
+    // 10 ms renders in two slices: the worker learns their cost, then takes a burst of 8.
+    const render = url + '/render?ms=10&chunks=2'
+    for (let i = 0; i < 24; i++) await get(render)
+    await peak()
+    const burst = await Promise.all(Array.from({ length: 8 }, () => get(render)))
+    expect(burst.map((r) => r.status)).toEqual(Array(8).fill(200))
+    expect(await peak()).toBe(2)
+
+    // 1 ms renders: several fit in the loop-time budget of the running renders.
+    const cheap = url + '/render?ms=1&chunks=2'
+    for (let i = 0; i < 24; i++) await get(cheap)
+    await peak()
+    const many = await Promise.all(Array.from({ length: 16 }, () => get(cheap)))
+    expect(many.map((r) => r.status)).toEqual(Array(16).fill(200))
+    expect(await peak()).toBeGreaterThan(2)
+  })
+
   it('admits every render of a burst with maxBacklog: 0', async () => {
     server = await serve({ ...base, shedding: { maxBacklog: 0 } })
     const render = server.url + '/render?ms=30&chunks=3'
