@@ -1,4 +1,5 @@
 import { Agent } from 'node:http'
+import { Worker } from 'node:worker_threads'
 import { afterEach, describe, expect, it } from 'vitest'
 import { serve, type SpindleServer } from '@spindle/runtime'
 import { newBalanceState, observeLoad, pickHandoff, type BalanceState } from '../src/balance.ts'
@@ -104,4 +105,26 @@ describe('connection balance in runtime workers', () => {
     expect(small).toBeGreaterThan(0)
     expect(small).toBeLessThanOrEqual(8 * 1024 * 1024)
   }, 30_000)
+
+  it('gives workers a 48 MB young generation by default and V8\'s own with youngGenerationMb: 0', async () => {
+    server = await serve(base)
+    expect((await get(server.url + '/young')).json().youngGenerationMb).toBe(48)
+    await server.close()
+    server = undefined
+    server = await serve({ ...base, youngGenerationMb: 0 })
+    const own = await v8YoungGenerationMb()
+    expect(own).toBeGreaterThan(0)
+    expect((await get(server.url + '/young')).json().youngGenerationMb).toBe(own)
+  }, 30_000)
 })
+
+/** The young-generation size V8 gives a worker thread started without resource limits. */
+async function v8YoungGenerationMb (): Promise<number> {
+  const code = "require('node:worker_threads').parentPort.postMessage(require('node:worker_threads').resourceLimits.maxYoungGenerationSizeMb)"
+  const w = new Worker(code, { eval: true })
+  try {
+    return await new Promise<number>((resolve, reject) => { w.once('message', resolve); w.once('error', reject) })
+  } finally {
+    await w.terminate()
+  }
+}
