@@ -6,7 +6,8 @@ export interface LoadSheddingOptions {
   /**
    * Shed a render when the renders already admitted in this worker would keep it waiting
    * longer than this, in ms of event-loop time (renders in flight x measured loop time per
-   * render). 0 disables. Default 100.
+   * render). Lower keeps served requests faster under overload and sheds more of the
+   * bursts near capacity. 0 disables. Default 100.
    */
   maxBacklog?: number
   /** Shed renders while the mean event-loop delay of the last sample passes this, in ms. 0 disables. Default 0 (off). */
