@@ -38,8 +38,9 @@ export interface ServeOptions {
   maxHeapMb?: number
   /**
    * Young-generation size of each worker in MB (Worker resourceLimits): smaller means
-   * shorter but more frequent minor-GC pauses. Default 48 (16 MB semi-spaces); 0 leaves
-   * the size to V8 (192 MB on a 64-bit machine with a few GB of memory).
+   * shorter but more frequent minor-GC pauses. Default 48 (16 MB semi-spaces), or V8's own
+   * size where that is smaller; 0 leaves the size to V8 (192 MB on a 64-bit machine with a
+   * few GB of memory).
    */
   youngGenerationMb?: number
   /**
@@ -157,8 +158,12 @@ function plainObject (name: string, value: unknown): Record<string, unknown> {
   return { ...(value as Record<string, unknown>) }
 }
 
-/** Checks every option, fills defaults, and returns a frozen copy. Throws SPINDLE_RUNTIME_INVALID_OPTION. */
-export function resolveOptions (input: ServeOptions): ResolvedOptions {
+/**
+ * Checks every option, fills defaults, and returns a frozen copy. Throws
+ * SPINDLE_RUNTIME_INVALID_OPTION. `v8YoungGenerationMb`: the young-generation size V8 would
+ * give a worker on its own, which caps the default of `youngGenerationMb`.
+ */
+export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: number): ResolvedOptions {
   if (typeof input !== 'object' || input === null) fail(`options must be an object, got ${show(input)}`)
   for (const key of Object.keys(input)) {
     if (!KNOWN.has(key)) fail(`unknown option ${JSON.stringify(key)}`)
@@ -188,7 +193,8 @@ export function resolveOptions (input: ServeOptions): ResolvedOptions {
   }
 
   const maxHeapMb = input.maxHeapMb === undefined ? undefined : positiveInt('maxHeapMb', input.maxHeapMb, 0)
-  const youngGenerationMb = input.youngGenerationMb ?? DEFAULT_YOUNG_GENERATION_MB
+  const youngGenerationMb = input.youngGenerationMb ??
+    (v8YoungGenerationMb !== undefined && v8YoungGenerationMb < DEFAULT_YOUNG_GENERATION_MB ? v8YoungGenerationMb : DEFAULT_YOUNG_GENERATION_MB)
   if (typeof youngGenerationMb !== 'number' || !Number.isInteger(youngGenerationMb) || (youngGenerationMb !== 0 && youngGenerationMb < 3)) {
     fail(`youngGenerationMb must be 0 (V8's default) or a whole number of at least 3, got ${show(youngGenerationMb)}`)
   }

@@ -6,6 +6,7 @@ import {
 } from './errors.ts'
 import { createControlServer } from './control-server.ts'
 import { resolveOptions, type ResolvedOptions, type ServeOptions } from './options.ts'
+import { workerYoungGenerationMb } from './v8-young.ts'
 import { Supervisor, type WorkerStatus } from './supervisor.ts'
 
 export interface SpindleServer {
@@ -61,7 +62,8 @@ async function assertPortFree (host: string, port: number): Promise<void> {
 /** Runs the app on `workers` threads that all listen on one port. Resolves when every worker listens. */
 export async function serve (options: ServeOptions): Promise<SpindleServer> {
   checkPlatform()
-  const opts = resolveOptions(options)
+  const v8Young = (options as ServeOptions | undefined)?.youngGenerationMb === undefined ? await workerYoungGenerationMb() : undefined
+  const opts = resolveOptions(options, v8Young)
   if (opts.port !== 0) await assertPortFree(opts.host, opts.port)
 
   const supervisor = new Supervisor(opts)

@@ -106,14 +106,14 @@ describe('connection balance in runtime workers', () => {
     expect(small).toBeLessThanOrEqual(8 * 1024 * 1024)
   }, 30_000)
 
-  it('gives workers a 48 MB young generation by default and V8\'s own with youngGenerationMb: 0', async () => {
+  it('gives workers at most a 48 MB young generation by default and V8\'s own with youngGenerationMb: 0', async () => {
+    const own = await v8YoungGenerationMb()
+    expect(own).toBeGreaterThan(0)
     server = await serve(base)
-    expect((await get(server.url + '/young')).json().youngGenerationMb).toBe(48)
+    expect((await get(server.url + '/young')).json().youngGenerationMb).toBe(Math.min(48, own))
     await server.close()
     server = undefined
     server = await serve({ ...base, youngGenerationMb: 0 })
-    const own = await v8YoungGenerationMb()
-    expect(own).toBeGreaterThan(0)
     expect((await get(server.url + '/young')).json().youngGenerationMb).toBe(own)
   }, 30_000)
 })

@@ -3,6 +3,7 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { serve, defaultWorkerCount, type ServeOptions } from '@spindle/runtime'
+import { resolveOptions } from '../src/options.ts'
 import { fixture } from './helpers.ts'
 
 const app = fixture('app.js')
@@ -50,6 +51,16 @@ describe('serve() options', () => {
       expect(err.message).toContain(message)
     })
   }
+
+  it('caps the default young generation at 48 MB and never raises V8\'s own', () => {
+    const young = (v8?: number, input: Partial<ServeOptions> = {}): number =>
+      resolveOptions({ app, ...input } as ServeOptions, v8).youngGenerationMb
+    expect(young(192)).toBe(48)
+    expect(young(24)).toBe(24)
+    expect(young(undefined)).toBe(48)
+    expect(young(24, { youngGenerationMb: 96 })).toBe(96)
+    expect(young(192, { youngGenerationMb: 0 })).toBe(0)
+  })
 
   it('defaults workers to the CPUs this process may use', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cgroup-'))
