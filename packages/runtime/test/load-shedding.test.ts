@@ -109,22 +109,18 @@ describe('load shedding in runtime workers', () => {
   it('runs two CPU-bound renders at a time and lets cheap ones overlap more', async () => {
     server = await serve({ ...base, shedding: { maxBacklog: 10_000 } })
     const url = server.url
-    const peak = async (): Promise<number> => (await get(url + '/peak')).json().peak as number
-    // 10 ms renders in two slices: the worker learns their cost, then takes a burst of 8.
-    const render = url + '/render?ms=10&chunks=2'
-    for (let i = 0; i < 24; i++) await get(render)
-    await peak()
-    const burst = await Promise.all(Array.from({ length: 8 }, () => get(render)))
-    expect(burst.map((r) => r.status)).toEqual(Array(8).fill(200))
-    expect(await peak()).toBe(2)
-
+    /** Teaches the worker what a render of `path` costs, then sends `n` at once: their peak overlap. */
+    const burstPeak = async (path: string, n: number): Promise<number> => {
+      for (let i = 0; i < 24; i++) await get(url + path)
+      await get(url + '/peak')
+      const burst = await Promise.all(Array.from({ length: n }, () => get(url + path)))
+      expect(burst.map((r) => r.status)).toEqual(Array(n).fill(200))
+      return (await get(url + '/peak')).json().peak as number
+    }
+    // 10 ms renders in two slices: two at a time.
+    expect(await burstPeak('/render?ms=10&chunks=2', 8)).toBe(2)
     // 1 ms renders: several fit in the loop-time budget of the running renders.
-    const cheap = url + '/render?ms=1&chunks=2'
-    for (let i = 0; i < 24; i++) await get(cheap)
-    await peak()
-    const many = await Promise.all(Array.from({ length: 16 }, () => get(cheap)))
-    expect(many.map((r) => r.status)).toEqual(Array(16).fill(200))
-    expect(await peak()).toBeGreaterThan(2)
+    expect(await burstPeak('/render?ms=1&chunks=2', 16)).toBeGreaterThan(2)
   })
 
   it('admits every render of a burst with maxBacklog: 0', async () => {
