@@ -13,7 +13,10 @@
 //   whose client went away is dropped, one that waited past maxQueueTime is shed.
 // - Ahead: (queued x cost) plus the running renders' share (at most what room allows). Past
 //   maxBacklog, the new render is shed. `cost` is loop time per render, measured from the
-//   thread's event-loop utilization while renders run, so the bound fits the app.
+//   thread's event-loop utilization while renders run, so the bound fits the app. With
+//   overloadBacklog set, a worker that shed for backlog in the last OVERLOAD_HOLD ms is in
+//   sustained overload and holds its queue to that shorter bound: a burst near capacity
+//   still gets the full maxBacklog, a standing overload serves what it admits sooner.
 import type { FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
@@ -22,6 +25,8 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 const MIN_RUNNING = 2
 /** Loop time, in ms, the running renders may need before a new one waits its turn. */
 const RUN_AHEAD = 15
+/** After a render was shed for backlog, how long, in ms, the overload bound applies. */
+const OVERLOAD_HOLD = 500
 /** How often, in ms, a non-empty queue checks whether the loop has idle time. */
 const POLL = 2
 /** Share of the last poll interval the loop must have idled for another render to start. */
@@ -39,6 +44,7 @@ interface Waiting { reply: FastifyReply, start: Start, arrived: number }
 
 export class Backlog {
   readonly #maxBacklog: number
+  readonly #overloadBacklog: number
   readonly #maxQueueTime: number
   readonly #shed: (reply: FastifyReply, reason: 'queueTime') => void
   /** Running renders, in start order, with their start time. */
@@ -46,6 +52,7 @@ export class Backlog {
   #queue: Waiting[] = []
   #head = 0
   #timer: NodeJS.Timeout | undefined
+  #lastShedAt = -Infinity
   #pollElu: EventLoopUtilization | undefined
   readonly #onClose: (this: ServerResponse) => void
 
@@ -58,8 +65,9 @@ export class Backlog {
   #samples = 0
   #busyElu: EventLoopUtilization | undefined
 
-  constructor (maxBacklog: number, maxQueueTime: number, shed: (reply: FastifyReply, reason: 'queueTime') => void) {
+  constructor (maxBacklog: number, overloadBacklog: number, maxQueueTime: number, shed: (reply: FastifyReply, reason: 'queueTime') => void) {
     this.#maxBacklog = maxBacklog
+    this.#overloadBacklog = overloadBacklog
     this.#maxQueueTime = maxQueueTime
     this.#shed = shed
     // One listener function for every response: the hot path allocates no closure. Its
@@ -89,7 +97,8 @@ export class Backlog {
   admit (reply: FastifyReply, start: Start, arrived: number, now: number): 'backlog' | undefined {
     const running = this.#running.size
     if (running === 0 && this.queued === 0) { this.#start(reply, start, now); return undefined }
-    if (this.ahead() > this.#maxBacklog) return 'backlog'
+    const bound = this.#overloadBacklog > 0 && now - this.#lastShedAt < OVERLOAD_HOLD ? this.#overloadBacklog : this.#maxBacklog
+    if (this.ahead() > bound) { this.#lastShedAt = now; return 'backlog' }
     if (this.queued === 0 && this.#room(running)) { this.#start(reply, start, now); return undefined }
     this.#queue.push({ reply, start, arrived })
     this.#poll()

@@ -44,7 +44,7 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   const retryAfter = String(opts.retryAfter)
   const maxQueueTime = opts.maxQueueTime
   const maxBacklog = opts.maxBacklog
-  const backlog = maxBacklog > 0 ? new Backlog(maxBacklog, maxQueueTime, shed) : undefined
+  const backlog = maxBacklog > 0 ? new Backlog(maxBacklog, opts.overloadBacklog, maxQueueTime, shed) : undefined
 
   // under-pressure checks its samples in onRequest; this handler only marks the request, so
   // the app's own onRequest hooks (a cache lookup) still get to answer it.

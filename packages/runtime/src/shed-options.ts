@@ -10,6 +10,13 @@ export interface LoadSheddingOptions {
    * bursts near capacity. 0 disables. Default 100.
    */
   maxBacklog?: number
+  /**
+   * In ms of event-loop time: the bound that replaces maxBacklog while the worker keeps
+   * shedding for backlog (it did within the last 500 ms). Lower than maxBacklog: served
+   * requests wait less under sustained overload; bursts near capacity still get maxBacklog.
+   * 0 (default) keeps maxBacklog throughout.
+   */
+  overloadBacklog?: number
   /** Shed renders while the mean event-loop delay of the last sample passes this, in ms. 0 disables. Default 0 (off). */
   maxEventLoopDelay?: number
   /** Shed renders while event-loop utilization over the last sample passes this (0..1). 0 disables. Default 0 (off). */
@@ -32,6 +39,7 @@ export interface LoadSheddingOptions {
 
 export interface ResolvedSheddingOptions {
   readonly maxBacklog: number
+  readonly overloadBacklog: number
   readonly maxEventLoopDelay: number
   readonly maxEventLoopUtilization: number
   readonly maxHeapUsedBytes: number
@@ -48,7 +56,7 @@ export const DEFAULT_STATIC_PREFIXES: readonly string[] = Object.freeze([
 ])
 
 const KNOWN = new Set([
-  'maxBacklog', 'maxEventLoopDelay', 'maxEventLoopUtilization', 'maxHeapUsedBytes', 'sampleInterval', 'maxQueueTime',
+  'maxBacklog', 'overloadBacklog', 'maxEventLoopDelay', 'maxEventLoopUtilization', 'maxHeapUsedBytes', 'sampleInterval', 'maxQueueTime',
   'maxHeapRatio', 'unreadyAfter', 'retryAfter', 'staticPrefixes',
 ])
 
@@ -77,8 +85,14 @@ export function resolveSheddingOptions (input: LoadSheddingOptions | undefined, 
   if (!Array.isArray(prefixes) || !prefixes.every((p) => typeof p === 'string' && p.startsWith('/'))) {
     fail(`${prefix}staticPrefixes must be an array of paths starting with '/'`)
   }
+  const maxBacklog = atLeastZero(prefix, 'maxBacklog', opts.maxBacklog, 100)
+  const overloadBacklog = atLeastZero(prefix, 'overloadBacklog', opts.overloadBacklog, 0)
+  if (overloadBacklog > 0 && overloadBacklog >= maxBacklog) {
+    fail(`${prefix}overloadBacklog (${overloadBacklog}) must be below maxBacklog (${maxBacklog}), or 0`)
+  }
   return Object.freeze({
-    maxBacklog: atLeastZero(prefix, 'maxBacklog', opts.maxBacklog, 100),
+    maxBacklog,
+    overloadBacklog,
     maxEventLoopDelay: atLeastZero(prefix, 'maxEventLoopDelay', opts.maxEventLoopDelay, 0),
     maxEventLoopUtilization: atLeastZero(prefix, 'maxEventLoopUtilization', opts.maxEventLoopUtilization, 0, 1),
     maxHeapUsedBytes: atLeastZero(prefix, 'maxHeapUsedBytes', opts.maxHeapUsedBytes, 0),

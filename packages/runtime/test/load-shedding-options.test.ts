@@ -13,6 +13,8 @@ describe('load-shedding options', () => {
     [{ retryAfter: 1.5 }, 'shedding.retryAfter must be a whole number of seconds, got 1.5'],
     [{ staticPrefixes: ['assets/'] }, "shedding.staticPrefixes must be an array of paths starting with '/'"],
     [{ maxHeapRatio: 2 }, 'shedding.maxHeapRatio must be a number from 0 to 1, got 2'],
+    [{ overloadBacklog: 100 }, 'shedding.overloadBacklog (100) must be below maxBacklog (100), or 0'],
+    [{ overloadBacklog: -5 }, 'shedding.overloadBacklog must be a number from 0 to Infinity, got -5'],
     [{ typo: 1 }, 'unknown option "shedding.typo"'],
   ])('serve() rejects %j before starting any worker', async (shedding, message) => {
     await expect(serve({ ...base, shedding: shedding as never })).rejects.toMatchObject({ code: 'SPINDLE_RUNTIME_INVALID_OPTION', message })

@@ -1,3 +1,4 @@
+import { Agent } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { loadShedding, serve, type SpindleServer } from '@spindle/runtime'
@@ -9,7 +10,9 @@ const shedding = { maxEventLoopDelay: 40, sampleInterval: 50, unreadyAfter: 800 
 
 let server: SpindleServer | undefined
 let app: FastifyInstance | undefined
+const agents: Agent[] = []
 afterEach(async () => {
+  for (const a of agents.splice(0)) a.destroy()
   await server?.close()
   await app?.close()
   server = undefined
@@ -121,6 +124,31 @@ describe('load shedding in runtime workers', () => {
     expect(await burstPeak('/render?ms=10&chunks=2', 8)).toBe(2)
     // 1 ms renders: several fit in the loop-time budget of the running renders.
     expect(await burstPeak('/render?ms=1&chunks=2', 16)).toBeGreaterThan(2)
+  })
+
+  it('holds the queue to overloadBacklog while the worker keeps shedding, and to maxBacklog again after', async () => {
+    server = await serve({ ...base, shedding: { maxBacklog: 120, overloadBacklog: 30 } })
+    const render = server.url + '/render?ms=20&chunks=2'
+    for (let i = 0; i < 24; i++) expect((await get(render)).status).toBe(200)
+    // 16 open keep-alive connections, so that each burst reaches the worker at once.
+    const agent = new Agent({ keepAlive: true, maxSockets: 16 })
+    agents.push(agent)
+    await Promise.all(Array.from({ length: 16 }, () => get(server!.url + '/cached', { agent })))
+    const served = async (): Promise<number> => {
+      const burst = await Promise.all(Array.from({ length: 16 }, () => get(render, { agent })))
+      expect(burst.every((r) => r.status === 200 || r.headers['x-spindle-shed'] === 'backlog')).toBe(true)
+      return burst.filter((r) => r.status === 200).length
+    }
+    // From calm, a burst gets the full 120 ms: two running and a few queued.
+    const first = await served()
+    expect(first).toBeGreaterThanOrEqual(5)
+    // Right after shedding, the next burst finds the shorter bound: little more than the two running.
+    const second = await served()
+    expect(second).toBeLessThanOrEqual(3)
+    expect(second).toBeLessThan(first)
+    // Half a second without shedding: the full bound again.
+    await new Promise((resolve) => setTimeout(resolve, 700))
+    expect(await served()).toBeGreaterThanOrEqual(5)
   })
 
   it('admits every render of a burst with maxBacklog: 0', async () => {
