@@ -193,11 +193,11 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
   }
 
   const maxHeapMb = input.maxHeapMb === undefined ? undefined : positiveInt('maxHeapMb', input.maxHeapMb, 0)
-  const youngGenerationMb = input.youngGenerationMb ??
-    (v8YoungGenerationMb !== undefined && v8YoungGenerationMb < DEFAULT_YOUNG_GENERATION_MB ? v8YoungGenerationMb : DEFAULT_YOUNG_GENERATION_MB)
-  if (typeof youngGenerationMb !== 'number' || !Number.isInteger(youngGenerationMb) || (youngGenerationMb !== 0 && youngGenerationMb < 3)) {
-    fail(`youngGenerationMb must be 0 (V8's default) or a whole number of at least 3, got ${show(youngGenerationMb)}`)
+  const young = input.youngGenerationMb
+  if (young !== undefined && (typeof young !== 'number' || !Number.isInteger(young) || (young !== 0 && young < 3))) {
+    fail(`youngGenerationMb must be 0 (V8's default) or a whole number of at least 3, got ${show(young)}`)
   }
+  const youngGenerationMb = young ?? Math.min(DEFAULT_YOUNG_GENERATION_MB, v8YoungGenerationMb ?? DEFAULT_YOUNG_GENERATION_MB)
 
   const minReadyWorkers = positiveInt('minReadyWorkers', input.minReadyWorkers, Math.ceil(workers / 2))
   if (minReadyWorkers > workers) fail(`minReadyWorkers must be at most workers (${workers}), got ${minReadyWorkers}`)

@@ -1,8 +1,8 @@
 import { Agent } from 'node:http'
-import { Worker } from 'node:worker_threads'
 import { afterEach, describe, expect, it } from 'vitest'
 import { serve, type SpindleServer } from '@spindle/runtime'
 import { newBalanceState, observeLoad, pickHandoff, type BalanceState } from '../src/balance.ts'
+import { workerYoungGenerationMb } from '../src/v8-young.ts'
 import { fixture, get, type Answer } from './helpers.ts'
 
 const base = { app: fixture('app.js'), port: 0, controlPort: 0, handleSignals: false, host: '127.0.0.1', workers: 2, shedding: false } as const
@@ -107,7 +107,7 @@ describe('connection balance in runtime workers', () => {
   }, 30_000)
 
   it('gives workers at most a 48 MB young generation by default and V8\'s own with youngGenerationMb: 0', async () => {
-    const own = await v8YoungGenerationMb()
+    const own = await workerYoungGenerationMb() as number
     expect(own).toBeGreaterThan(0)
     server = await serve(base)
     expect((await get(server.url + '/young')).json().youngGenerationMb).toBe(Math.min(48, own))
@@ -117,14 +117,3 @@ describe('connection balance in runtime workers', () => {
     expect((await get(server.url + '/young')).json().youngGenerationMb).toBe(own)
   }, 30_000)
 })
-
-/** The young-generation size V8 gives a worker thread started without resource limits. */
-async function v8YoungGenerationMb (): Promise<number> {
-  const code = "require('node:worker_threads').parentPort.postMessage(require('node:worker_threads').resourceLimits.maxYoungGenerationSizeMb)"
-  const w = new Worker(code, { eval: true })
-  try {
-    return await new Promise<number>((resolve, reject) => { w.once('message', resolve); w.once('error', reject) })
-  } finally {
-    await w.terminate()
-  }
-}
