@@ -12,11 +12,15 @@
 // - Queued: the rest wait in arrival order; each start takes the oldest. A queued request
 //   whose client went away is dropped, one that waited past maxQueueTime is shed.
 // - Ahead: (queued x cost) plus the running renders' share (at most what room allows). Past
-//   maxBacklog, the new render is shed. `cost` is loop time per render, measured from the
-//   thread's event-loop utilization while renders run, so the bound fits the app. With
-//   overloadBacklog set, a worker that shed for backlog in the last OVERLOAD_HOLD ms is in
-//   sustained overload and holds its queue to that shorter bound: a burst near capacity
-//   still gets the full maxBacklog, a standing overload serves what it admits sooner.
+//   maxBacklog, the new render is shed, unless nothing is queued yet: one render may always
+//   wait its turn, so the loop never idles between two renders for want of one. `cost` is loop
+//   time per render, measured from the thread's event-loop utilization while renders run, so
+//   the bound fits the app.
+// - Overload: a worker that shed for backlog in the last OVERLOAD_HOLD ms while the renders
+//   arriving ask for more loop time than passes (arrivals x cost over the last 250-500 ms,
+//   above OVERLOAD_LOAD) is past its capacity, not in a burst: it holds its queue to the
+//   shorter overloadBacklog, so what it admits is served sooner. Near capacity the arrivals
+//   ask for less than the loop has, and a burst still gets the full maxBacklog.
 import type { FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
@@ -27,6 +31,10 @@ const MIN_RUNNING = 2
 const RUN_AHEAD = 15
 /** After a render was shed for backlog, how long, in ms, the overload bound applies. */
 const OVERLOAD_HOLD = 500
+/** Span, in ms, of the window over which render arrivals are counted (with the one before it). */
+const RATE_WINDOW = 250
+/** Loop time the arriving renders ask for, as a share of the time passing, past which a worker is overloaded. */
+const OVERLOAD_LOAD = 1.2
 /** How often, in ms, a non-empty queue checks whether the loop has idle time. */
 const POLL = 2
 /** Share of the last poll interval the loop must have idled for another render to start. */
@@ -53,6 +61,11 @@ export class Backlog {
   #head = 0
   #timer: NodeJS.Timeout | undefined
   #lastShedAt = -Infinity
+  // Render arrivals in the current window, and in the one before it with its span.
+  #arrivals = 0
+  #windowStart = 0
+  #before = 0
+  #beforeSpan = 0
   #pollElu: EventLoopUtilization | undefined
   readonly #onClose: (this: ServerResponse) => void
 
@@ -95,14 +108,32 @@ export class Backlog {
    * without starting it, when the work ahead passes the bound.
    */
   admit (reply: FastifyReply, start: Start, arrived: number, now: number): 'backlog' | undefined {
+    this.#arrived(now)
     const running = this.#running.size
     if (running === 0 && this.queued === 0) { this.#start(reply, start, now); return undefined }
-    const bound = this.#overloadBacklog > 0 && now - this.#lastShedAt < OVERLOAD_HOLD ? this.#overloadBacklog : this.#maxBacklog
-    if (this.ahead() > bound) { this.#lastShedAt = now; return 'backlog' }
+    const bound = this.#overloadBacklog > 0 && now - this.#lastShedAt < OVERLOAD_HOLD && this.#overloaded(now) ? this.#overloadBacklog : this.#maxBacklog
+    if (this.queued > 0 && this.ahead() > bound) { this.#lastShedAt = now; return 'backlog' }
     if (this.queued === 0 && this.#room(running)) { this.#start(reply, start, now); return undefined }
     this.#queue.push({ reply, start, arrived })
     this.#poll()
     return undefined
+  }
+
+  /** Counts a render arrival in the current window, opening a new one when it is full. */
+  #arrived (now: number): void {
+    const span = now - this.#windowStart
+    if (span >= RATE_WINDOW) {
+      this.#before = this.#arrivals
+      this.#beforeSpan = span
+      this.#arrivals = 0
+      this.#windowStart = now
+    }
+    this.#arrivals++
+  }
+
+  /** Whether the renders that arrived in the last two windows ask for OVERLOAD_LOAD times the loop time that passed. */
+  #overloaded (now: number): boolean {
+    return (this.#before + this.#arrivals) * this.#cost > OVERLOAD_LOAD * (this.#beforeSpan + now - this.#windowStart)
   }
 
   /** Whether another render may run next to `running` ones without the loop having idled. */

@@ -6,15 +6,16 @@ export interface LoadSheddingOptions {
   /**
    * Shed a render when the renders already admitted in this worker would keep it waiting
    * longer than this, in ms of event-loop time (renders in flight x measured loop time per
-   * render). Lower keeps served requests faster under overload and sheds more of the
-   * bursts near capacity. 0 disables. Default 100.
+   * render); one render may always wait. Lower keeps served requests faster and sheds more
+   * of the bursts near capacity. 0 disables. Default 100.
    */
   maxBacklog?: number
   /**
-   * In ms of event-loop time: the bound that replaces maxBacklog while the worker keeps
-   * shedding for backlog (it did within the last 500 ms). Lower than maxBacklog: served
-   * requests wait less under sustained overload; bursts near capacity still get maxBacklog.
-   * 0 (default) keeps maxBacklog throughout.
+   * In ms of event-loop time: the bound that replaces maxBacklog while the worker is past its
+   * capacity (it shed for backlog within the last 500 ms, and the renders arriving ask for
+   * more than 1.2 times the loop time there is). Below maxBacklog: served requests wait less
+   * under sustained overload, bursts near capacity still get maxBacklog. One render may
+   * always wait. 0 keeps maxBacklog throughout. Default 30 (0 when maxBacklog is 30 or less).
    */
   overloadBacklog?: number
   /** Shed renders while the mean event-loop delay of the last sample passes this, in ms. 0 disables. Default 0 (off). */
@@ -55,6 +56,9 @@ export const DEFAULT_STATIC_PREFIXES: readonly string[] = Object.freeze([
   '/_next/static/', '/_next/image', '/assets/', '/static/', '/favicon.ico', '/robots.txt',
 ])
 
+/** The overload bound unless told otherwise: about one render queued behind two running. */
+const DEFAULT_OVERLOAD_BACKLOG = 30
+
 const KNOWN = new Set([
   'maxBacklog', 'overloadBacklog', 'maxEventLoopDelay', 'maxEventLoopUtilization', 'maxHeapUsedBytes', 'sampleInterval', 'maxQueueTime',
   'maxHeapRatio', 'unreadyAfter', 'retryAfter', 'staticPrefixes',
@@ -86,7 +90,7 @@ export function resolveSheddingOptions (input: LoadSheddingOptions | undefined, 
     fail(`${prefix}staticPrefixes must be an array of paths starting with '/'`)
   }
   const maxBacklog = atLeastZero(prefix, 'maxBacklog', opts.maxBacklog, 100)
-  const overloadBacklog = atLeastZero(prefix, 'overloadBacklog', opts.overloadBacklog, 0)
+  const overloadBacklog = atLeastZero(prefix, 'overloadBacklog', opts.overloadBacklog, maxBacklog > DEFAULT_OVERLOAD_BACKLOG ? DEFAULT_OVERLOAD_BACKLOG : 0)
   if (overloadBacklog > 0 && overloadBacklog >= maxBacklog) {
     fail(`${prefix}overloadBacklog (${overloadBacklog}) must be below maxBacklog (${maxBacklog}), or 0`)
   }

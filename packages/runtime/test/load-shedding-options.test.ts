@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import Fastify from 'fastify'
 import { loadShedding, serve } from '@spindle/runtime'
+import { resolveSheddingOptions } from '../src/shed-options.ts'
 import { fixture } from './helpers.ts'
 
 const base = { app: fixture('shed-app.js'), port: 0, controlPort: false, handleSignals: false, workers: 1 } as const
@@ -18,6 +19,15 @@ describe('load-shedding options', () => {
     [{ typo: 1 }, 'unknown option "shedding.typo"'],
   ])('serve() rejects %j before starting any worker', async (shedding, message) => {
     await expect(serve({ ...base, shedding: shedding as never })).rejects.toMatchObject({ code: 'SPINDLE_RUNTIME_INVALID_OPTION', message })
+  })
+
+  it('holds the queue to 30 ms under overload by default, unless maxBacklog is that short already', () => {
+    expect(resolveSheddingOptions({})).toMatchObject({ maxBacklog: 100, overloadBacklog: 30 })
+    expect(resolveSheddingOptions({ maxBacklog: 31 }).overloadBacklog).toBe(30)
+    expect(resolveSheddingOptions({ maxBacklog: 30 }).overloadBacklog).toBe(0)
+    expect(resolveSheddingOptions({ maxBacklog: 20, overloadBacklog: 10 }).overloadBacklog).toBe(10)
+    expect(resolveSheddingOptions({ overloadBacklog: 0 }).overloadBacklog).toBe(0)
+    expect(() => resolveSheddingOptions({ maxBacklog: 20, overloadBacklog: 30 }, 'shedding.')).toThrow('shedding.overloadBacklog (30) must be below maxBacklog (20), or 0')
   })
 
   it('rejects a shedding value that is neither an object nor false', async () => {

@@ -126,29 +126,52 @@ describe('load shedding in runtime workers', () => {
     expect(await burstPeak('/render?ms=1&chunks=2', 16)).toBeGreaterThan(2)
   })
 
-  it('holds the queue to overloadBacklog while the worker keeps shedding, and to maxBacklog again after', async () => {
-    server = await serve({ ...base, shedding: { maxBacklog: 120, overloadBacklog: 30 } })
-    const render = server.url + '/render?ms=20&chunks=2'
-    for (let i = 0; i < 24; i++) expect((await get(render)).status).toBe(200)
-    // 16 open keep-alive connections, so that each burst reaches the worker at once.
+  /** 16 keep-alive connections opened beforehand, so that a burst reaches the worker at once. */
+  async function burster (url: string): Promise<(path: string, n: number) => Promise<number>> {
     const agent = new Agent({ keepAlive: true, maxSockets: 16 })
     agents.push(agent)
-    await Promise.all(Array.from({ length: 16 }, () => get(server!.url + '/cached', { agent })))
-    const served = async (): Promise<number> => {
-      const burst = await Promise.all(Array.from({ length: 16 }, () => get(render, { agent })))
+    await Promise.all(Array.from({ length: 16 }, () => get(url + '/cached', { agent })))
+    return async (path, n) => {
+      const burst = await Promise.all(Array.from({ length: n }, () => get(url + path, { agent })))
       expect(burst.every((r) => r.status === 200 || r.headers['x-spindle-shed'] === 'backlog')).toBe(true)
       return burst.filter((r) => r.status === 200).length
     }
+  }
+
+  it('holds the queue to overloadBacklog while renders keep arriving faster than they are served, and to maxBacklog again after', async () => {
+    server = await serve({ ...base, shedding: { maxBacklog: 120, overloadBacklog: 30 } })
+    const render = '/render?ms=20&chunks=2'
+    for (let i = 0; i < 24; i++) expect((await get(server.url + render)).status).toBe(200)
+    const served = await burster(server.url)
     // From calm, a burst gets the full 120 ms: two running and a few queued.
-    const first = await served()
+    const first = await served(render, 16)
     expect(first).toBeGreaterThanOrEqual(5)
-    // Right after shedding, the next burst finds the shorter bound: little more than the two running.
-    const second = await served()
-    expect(second).toBeLessThanOrEqual(3)
+    // Right after shedding, with 32 renders of 20 ms asked for within a fraction of a second,
+    // the next burst finds the shorter bound: two running and the one that may always wait.
+    const second = await served(render, 16)
+    expect(second).toBeGreaterThanOrEqual(3)
+    expect(second).toBeLessThanOrEqual(4)
     expect(second).toBeLessThan(first)
     // Half a second without shedding: the full bound again.
     await new Promise((resolve) => setTimeout(resolve, 700))
-    expect(await served()).toBeGreaterThanOrEqual(5)
+    expect(await served(render, 16)).toBeGreaterThanOrEqual(5)
+  })
+
+  it('keeps the full bound for a burst soon after shedding while arrivals stay below what the worker renders', async () => {
+    server = await serve({ ...base, shedding: { maxBacklog: 100, overloadBacklog: 30 } })
+    const render = '/render?ms=10&chunks=2'
+    for (let i = 0; i < 24; i++) expect((await get(server.url + render)).status).toBe(200)
+    const served = await burster(server.url)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    // 16 renders of 10 ms at once pass 100 ms: some are shed.
+    const shedAt = performance.now()
+    expect(await served(render, 16)).toBeLessThan(16)
+    // 400 ms later, still inside the 500 ms after a shed, 6 more: 22 renders of 10 ms in
+    // 400 ms ask for about half the loop, so the burst is queued up to the full 100 ms (two
+    // running, four waiting), where the overload bound would let three in.
+    await new Promise((resolve) => setTimeout(resolve, 400 - (performance.now() - shedAt)))
+    expect(performance.now() - shedAt).toBeLessThan(470)
+    expect(await served(render, 6)).toBe(6)
   })
 
   it('admits every render of a burst with maxBacklog: 0', async () => {
