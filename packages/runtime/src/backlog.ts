@@ -34,7 +34,7 @@ const OVERLOAD_HOLD = 500
 /** Span, in ms, of the window over which render arrivals are counted (with the one before it). */
 const RATE_WINDOW = 250
 /** Loop time the arriving renders ask for, as a share of the time passing, past which a worker is overloaded. */
-const OVERLOAD_LOAD = 1.2
+const OVERLOAD_LOAD = 1.4
 /** How often, in ms, a non-empty queue checks whether the loop has idle time. */
 const POLL = 2
 /** Share of the last poll interval the loop must have idled for another render to start. */
