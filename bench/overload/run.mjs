@@ -4,9 +4,9 @@
 //   node bench/overload/run.mjs [--duration 8] [--rounds 3] [--warmup 10] [--capacity N] [--only spindle,spindle-noshed,next-start,pm2]
 // --capacity skips the closed-loop measurement and takes N req/s as the capacity, so runs on
 // one machine can be compared at the same offered loads.
-// Every server is warmed up first (JIT, caches); each level is run `rounds` times, one round
-// of all levels after the other, and the round with the median goodput is reported next to
-// the range of goodput over all rounds: on a shared 2-core machine one round can be 30 % off.
+// Each round starts every target in turn, warms it up (JIT, caches) and runs all levels; the
+// round with the median goodput is reported next to the range of goodput over all rounds: on
+// a shared 2-core machine one round can be 30 % off.
 import { writeFileSync, mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -85,40 +85,50 @@ const capacity = values.capacity !== undefined ? Number(values.capacity) : await
 })
 console.log(`capacity (${capacitySource}): ${capacity} req/s`)
 
-const rows = []
-for (const name of names) {
-  await withServer(name, async () => {
-    console.log(`${name}: warming up for ${warmup / 1000} s`)
-    if (warmup > 0) await openLoop({ url, rate: Math.round(capacity * 0.5), duration: warmup, headers })
-    await sleep(2000)
-    const unloaded = await openLoop({ url, rate: Math.max(1, Math.round(capacity * 0.2)), duration: Math.min(duration, 5000), headers })
-    const runs = new Map(levels.map((x) => [x, []]))
-    for (let round = 1; round <= rounds; round++) {
+// Rounds go over the targets in turn, each with a server started and warmed up afresh:
+// the machine's speed drifts by tens of percent within minutes, and this way a slow stretch
+// falls on one round of every target rather than on all rounds of one target.
+const results = new Map(names.map((name) => [name, { unloaded: [], runs: new Map(levels.map((x) => [x, []])) }]))
+for (let round = 1; round <= rounds; round++) {
+  for (const name of names) {
+    const mine = results.get(name)
+    await withServer(name, async () => {
+      console.log(`${name} round ${round}/${rounds}: warming up for ${warmup / 1000} s`)
+      if (warmup > 0) await openLoop({ url, rate: Math.round(capacity * 0.5), duration: warmup, headers })
+      await sleep(2000)
+      mine.unloaded.push(await openLoop({ url, rate: Math.max(1, Math.round(capacity * 0.2)), duration: Math.min(duration, 5000), headers }))
       for (const x of levels) {
         const r = await openLoop({ url, rate: Math.round(capacity * x), duration, headers })
-        runs.get(x).push(r)
+        mine.runs.get(x).push(r)
         console.log(`${name} ${x}x round ${round}/${rounds}: goodput ${r.goodput}/s, 503s ${r.shed.count}, timeouts ${r.timeouts}`)
         // Let the previous level's backlog clear before the next one.
         await sleep(3000)
       }
-    }
-    for (const x of levels) {
-      const all = runs.get(x).sort((a, b) => a.goodput - b.goodput)
-      const r = all[Math.floor((all.length - 1) / 2)]
-      const sum = (f) => all.reduce((n, one) => n + f(one), 0)
-      rows.push({
-        target: name, load: `${x}x`, ...r, unloadedP99: unloaded.ok.p99,
-        goodputPctOfCapacity: Math.round((100 * r.goodput) / capacity),
-        goodputRange: [all[0].goodput, all.at(-1).goodput],
-        allRounds: { timeouts: sum((one) => one.timeouts), shed: sum((one) => one.shed.count), sent: sum((one) => one.sent) },
-      })
-    }
-  })
+    })
+  }
+}
+
+const median = (values) => values.sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]
+const rows = []
+for (const name of names) {
+  const { unloaded, runs } = results.get(name)
+  const unloadedP99 = median(unloaded.map((u) => u.ok.p99))
+  for (const x of levels) {
+    const all = runs.get(x).sort((a, b) => a.goodput - b.goodput)
+    const r = all[Math.floor((all.length - 1) / 2)]
+    const sum = (f) => all.reduce((n, one) => n + f(one), 0)
+    rows.push({
+      target: name, load: `${x}x`, ...r, unloadedP99,
+      goodputPctOfCapacity: Math.round((100 * r.goodput) / capacity),
+      goodputRange: [all[0].goodput, all.at(-1).goodput],
+      allRounds: { timeouts: sum((one) => one.timeouts), shed: sum((one) => one.shed.count), sent: sum((one) => one.sent) },
+    })
+  }
 }
 
 const table = [
-  `capacity: ${capacity} req/s (${capacitySource}); ${duration / 1000} s per level, ${rounds} rounds, ${warmup / 1000} s warm-up per server`,
-  'Each row is the round with the median goodput; "range" is goodput over all rounds, "timeouts (all)" and "503s (all)" count every round.',
+  `capacity: ${capacity} req/s (${capacitySource}); ${duration / 1000} s per level, ${rounds} rounds over the targets in turn, ${warmup / 1000} s warm-up per server and round`,
+  'Each row is the round with the median goodput; "range" is goodput over all rounds, "timeouts (all)" and "503s (all)" count every round; "unloaded p99" is the median over the rounds (at 0.2x).',
   '',
   '| target | load | goodput/s | range | % of capacity | success % | 2xx p50 / p95 / p99 ms | unloaded p99 | 503s | 503 p50 / p99 ms | timeouts | timeouts (all) | 503s (all) / sent (all) | generator lag p99 ms |',
   '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
