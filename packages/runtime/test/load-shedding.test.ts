@@ -139,14 +139,14 @@ describe('load shedding in runtime workers', () => {
   }
 
   it('holds the queue to overloadBacklog while renders keep arriving faster than they are served, and to maxBacklog again after', async () => {
-    server = await serve({ ...base, shedding: { maxBacklog: 120, overloadBacklog: 30 } })
-    const render = '/render?ms=20&chunks=2'
+    server = await serve({ ...base, shedding: { maxBacklog: 360, overloadBacklog: 90 } })
+    const render = '/render?ms=60&chunks=3'
     for (let i = 0; i < 24; i++) expect((await get(server.url + render)).status).toBe(200)
     const served = await burster(server.url)
-    // From calm, a burst gets the full 120 ms: two running and a few queued.
+    // From calm, a burst gets the full 360 ms: two running and a few queued.
     const first = await served(render, 16)
     expect(first).toBeGreaterThanOrEqual(5)
-    // Right after shedding, with 32 renders of 20 ms asked for within a fraction of a second,
+    // Right after shedding, with 32 renders of 60 ms asked for within about half a second,
     // the next burst finds the shorter bound: two running and the one that may always wait.
     const second = await served(render, 16)
     expect(second).toBeGreaterThanOrEqual(3)
@@ -166,10 +166,10 @@ describe('load shedding in runtime workers', () => {
     // 16 renders of 10 ms at once pass 100 ms: some are shed.
     const shedAt = performance.now()
     expect(await served(render, 16)).toBeLessThan(16)
-    // 400 ms later, still inside the 500 ms after a shed, 6 more: 22 renders of 10 ms in
-    // 400 ms ask for about half the loop, so the burst is queued up to the full 100 ms (two
-    // running, four waiting), where the overload bound would let three in.
-    await new Promise((resolve) => setTimeout(resolve, 400 - (performance.now() - shedAt)))
+    // 300 ms later, still inside the 500 ms after a shed, 6 more: 22 renders of 10 ms in
+    // 300 ms ask for about three quarters of the loop, so the burst is queued up to the full
+    // 100 ms (two running, four waiting), where the overload bound would let three in.
+    await new Promise((resolve) => setTimeout(resolve, 300 - (performance.now() - shedAt)))
     expect(performance.now() - shedAt).toBeLessThan(470)
     expect(await served(render, 6)).toBe(6)
   })
