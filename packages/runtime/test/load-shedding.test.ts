@@ -28,6 +28,26 @@ function pressure (url: string): { stop: () => Promise<void> } {
   return { stop: async () => { running = false; await Promise.all(loops) } }
 }
 
+type Send = (path: string, n: number) => Promise<Array<Awaited<ReturnType<typeof get>>>>
+
+/**
+ * Opens 16 keep-alive connections to the server, so that a burst sent over them reaches the
+ * worker at once rather than one connection handshake at a time; returns a sender of bursts.
+ */
+async function connections (url: string): Promise<Send> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 16 })
+  agents.push(agent)
+  await Promise.all(Array.from({ length: 16 }, () => get(url + '/cached', { agent })))
+  return async (path, n) => await Promise.all(Array.from({ length: n }, () => get(url + path, { agent })))
+}
+
+/** Sends a burst of renders over `send` and returns how many were served; the rest must be shed for backlog. */
+async function servedOf (send: Send, path: string, n: number): Promise<number> {
+  const burst = await send(path, n)
+  expect(burst.every((r) => r.status === 200 || r.headers['x-spindle-shed'] === 'backlog')).toBe(true)
+  return burst.filter((r) => r.status === 200).length
+}
+
 describe('load shedding in runtime workers', () => {
   it('sheds renders with 503 + Retry-After under pressure, serves cache hits, static files and probes, and recovers', async () => {
     server = await serve({ ...base, shedding })
@@ -89,11 +109,11 @@ describe('load shedding in runtime workers', () => {
     for (let i = 0; i < 24; i++) expect((await get(render)).status).toBe(200)
 
     // 16 at once: 30 ms each is 480 ms of work, far past a 100 ms backlog.
-    const burst = await Promise.all([
-      ...Array.from({ length: 16 }, () => get(render)),
-      get(url + '/cached'), get(url + '/assets/app.js'), get(server.controlUrl! + '/healthz'),
+    const send = await connections(url)
+    const [renders, others] = await Promise.all([
+      send('/render?ms=30&chunks=3', 16),
+      Promise.all([get(url + '/cached'), get(url + '/assets/app.js'), get(server.controlUrl! + '/healthz')]),
     ])
-    const renders = burst.slice(0, 16)
     const served = renders.filter((r) => r.status === 200)
     const shed = renders.filter((r) => r.status === 503)
     expect(served.length + shed.length).toBe(16)
@@ -103,7 +123,7 @@ describe('load shedding in runtime workers', () => {
       expect(r.headers['x-spindle-shed']).toBe('backlog')
       expect(r.headers['retry-after']).toBe('1')
     }
-    for (const r of burst.slice(16)) expect(r.status).toBe(200)
+    for (const r of others) expect(r.status).toBe(200)
     expect(server.status()[0]!.shed.backlog).toBe(shed.length)
     // Once the burst is over, renders are admitted again.
     expect((await get(render)).status).toBe(200)
@@ -112,11 +132,12 @@ describe('load shedding in runtime workers', () => {
   it('runs two CPU-bound renders at a time and lets cheap ones overlap more', async () => {
     server = await serve({ ...base, shedding: { maxBacklog: 10_000 } })
     const url = server.url
+    const send = await connections(url)
     /** Teaches the worker what a render of `path` costs, then sends `n` at once: their peak overlap. */
     const burstPeak = async (path: string, n: number): Promise<number> => {
       for (let i = 0; i < 24; i++) await get(url + path)
       await get(url + '/peak')
-      const burst = await Promise.all(Array.from({ length: n }, () => get(url + path)))
+      const burst = await send(path, n)
       expect(burst.map((r) => r.status)).toEqual(Array(n).fill(200))
       return (await get(url + '/peak')).json().peak as number
     }
@@ -126,23 +147,12 @@ describe('load shedding in runtime workers', () => {
     expect(await burstPeak('/render?ms=1&chunks=2', 16)).toBeGreaterThan(2)
   })
 
-  /** 16 keep-alive connections opened beforehand, so that a burst reaches the worker at once. */
-  async function burster (url: string): Promise<(path: string, n: number) => Promise<number>> {
-    const agent = new Agent({ keepAlive: true, maxSockets: 16 })
-    agents.push(agent)
-    await Promise.all(Array.from({ length: 16 }, () => get(url + '/cached', { agent })))
-    return async (path, n) => {
-      const burst = await Promise.all(Array.from({ length: n }, () => get(url + path, { agent })))
-      expect(burst.every((r) => r.status === 200 || r.headers['x-spindle-shed'] === 'backlog')).toBe(true)
-      return burst.filter((r) => r.status === 200).length
-    }
-  }
-
   it('holds the queue to overloadBacklog while renders keep arriving faster than they are served, and to maxBacklog again after', async () => {
     server = await serve({ ...base, shedding: { maxBacklog: 360, overloadBacklog: 90 } })
     const render = '/render?ms=60&chunks=3'
     for (let i = 0; i < 24; i++) expect((await get(server.url + render)).status).toBe(200)
-    const served = await burster(server.url)
+    const send = await connections(server.url)
+    const served = async (path: string, n: number): Promise<number> => await servedOf(send, path, n)
     // From calm, a burst gets the full 360 ms: two running and a few queued.
     const first = await served(render, 16)
     expect(first).toBeGreaterThanOrEqual(5)
@@ -161,7 +171,8 @@ describe('load shedding in runtime workers', () => {
     server = await serve({ ...base, shedding: { maxBacklog: 100, overloadBacklog: 30 } })
     const render = '/render?ms=10&chunks=2'
     for (let i = 0; i < 24; i++) expect((await get(server.url + render)).status).toBe(200)
-    const served = await burster(server.url)
+    const send = await connections(server.url)
+    const served = async (path: string, n: number): Promise<number> => await servedOf(send, path, n)
     await new Promise((resolve) => setTimeout(resolve, 300))
     // 16 renders of 10 ms at once pass 100 ms: some are shed.
     const shedAt = performance.now()
