@@ -1,7 +1,7 @@
 import { Agent } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { loadShedding, serve, type SpindleServer } from '@spindle/runtime'
+import { loadShedding, serve, type LoadSheddingOptions, type SpindleServer } from '@spindle/runtime'
 import { fixture, get, waitFor } from './helpers.ts'
 
 const base = { app: fixture('shed-app.js'), port: 0, controlPort: 0, handleSignals: false, host: '127.0.0.1', workers: 1 } as const
@@ -41,11 +41,20 @@ async function connections (url: string): Promise<Send> {
   return async (path, n) => await Promise.all(Array.from({ length: n }, () => get(url + path, { agent })))
 }
 
-/** Sends a burst of renders over `send` and returns how many were served; the rest must be shed for backlog. */
-async function servedOf (send: Send, path: string, n: number): Promise<number> {
-  const burst = await send(path, n)
-  expect(burst.every((r) => r.status === 200 || r.headers['x-spindle-shed'] === 'backlog')).toBe(true)
-  return burst.filter((r) => r.status === 200).length
+/**
+ * Starts a 1-worker server with these shedding options and teaches it what `render` costs;
+ * returns a sender of bursts of `render` that answers how many of a burst were served (the
+ * rest must have been shed for backlog).
+ */
+async function taught (shedding: LoadSheddingOptions, render: string): Promise<(n: number) => Promise<number>> {
+  server = await serve({ ...base, shedding })
+  for (let i = 0; i < 24; i++) expect((await get(server.url + render)).status).toBe(200)
+  const send = await connections(server.url)
+  return async (n) => {
+    const burst = await send(render, n)
+    expect(burst.every((r) => r.status === 200 || r.headers['x-spindle-shed'] === 'backlog')).toBe(true)
+    return burst.filter((r) => r.status === 200).length
+  }
 }
 
 describe('load shedding in runtime workers', () => {
@@ -148,41 +157,33 @@ describe('load shedding in runtime workers', () => {
   })
 
   it('holds the queue to overloadBacklog while renders keep arriving faster than they are served, and to maxBacklog again after', async () => {
-    server = await serve({ ...base, shedding: { maxBacklog: 360, overloadBacklog: 90 } })
-    const render = '/render?ms=60&chunks=3'
-    for (let i = 0; i < 24; i++) expect((await get(server.url + render)).status).toBe(200)
-    const send = await connections(server.url)
-    const served = async (path: string, n: number): Promise<number> => await servedOf(send, path, n)
+    const served = await taught({ maxBacklog: 360, overloadBacklog: 90 }, '/render?ms=60&chunks=3')
     // From calm, a burst gets the full 360 ms: two running and a few queued.
-    const first = await served(render, 16)
+    const first = await served(16)
     expect(first).toBeGreaterThanOrEqual(5)
     // Right after shedding, with 32 renders of 60 ms asked for within about half a second,
     // the next burst finds the shorter bound: two running and the one that may always wait.
-    const second = await served(render, 16)
+    const second = await served(16)
     expect(second).toBeGreaterThanOrEqual(3)
     expect(second).toBeLessThanOrEqual(4)
     expect(second).toBeLessThan(first)
     // Half a second without shedding: the full bound again.
     await new Promise((resolve) => setTimeout(resolve, 700))
-    expect(await served(render, 16)).toBeGreaterThanOrEqual(5)
+    expect(await served(16)).toBeGreaterThanOrEqual(5)
   })
 
   it('keeps the full bound for a burst soon after shedding while arrivals stay below what the worker renders', async () => {
-    server = await serve({ ...base, shedding: { maxBacklog: 100, overloadBacklog: 30 } })
-    const render = '/render?ms=10&chunks=2'
-    for (let i = 0; i < 24; i++) expect((await get(server.url + render)).status).toBe(200)
-    const send = await connections(server.url)
-    const served = async (path: string, n: number): Promise<number> => await servedOf(send, path, n)
+    const served = await taught({ maxBacklog: 100, overloadBacklog: 30 }, '/render?ms=10&chunks=2')
     await new Promise((resolve) => setTimeout(resolve, 300))
     // 16 renders of 10 ms at once pass 100 ms: some are shed.
     const shedAt = performance.now()
-    expect(await served(render, 16)).toBeLessThan(16)
+    expect(await served(16)).toBeLessThan(16)
     // 300 ms later, still inside the 500 ms after a shed, 6 more: 22 renders of 10 ms in
     // 300 ms ask for about three quarters of the loop, so the burst is queued up to the full
     // 100 ms (two running, four waiting), where the overload bound would let three in.
     await new Promise((resolve) => setTimeout(resolve, 300 - (performance.now() - shedAt)))
     expect(performance.now() - shedAt).toBeLessThan(470)
-    expect(await served(render, 6)).toBe(6)
+    expect(await served(6)).toBe(6)
   })
 
   it('admits every render of a burst with maxBacklog: 0', async () => {
