@@ -111,8 +111,7 @@ export class Backlog {
     this.#arrived(now)
     const running = this.#running.size
     if (running === 0 && this.queued === 0) { this.#start(reply, start, now); return undefined }
-    const bound = this.#overloadBacklog > 0 && now - this.#lastShedAt < OVERLOAD_HOLD && this.#overloaded(now) ? this.#overloadBacklog : this.#maxBacklog
-    if (this.queued > 0 && this.ahead() > bound) { this.#lastShedAt = now; return 'backlog' }
+    if (this.queued > 0 && this.ahead() > this.#bound(now)) { this.#lastShedAt = now; return 'backlog' }
     if (this.queued === 0 && this.#room(running)) { this.#start(reply, start, now); return undefined }
     this.#queue.push({ reply, start, arrived })
     this.#poll()
@@ -131,9 +130,15 @@ export class Backlog {
     this.#arrivals++
   }
 
-  /** Whether the renders that arrived in the last two windows ask for OVERLOAD_LOAD times the loop time that passed. */
-  #overloaded (now: number): boolean {
-    return (this.#before + this.#arrivals) * this.#cost > OVERLOAD_LOAD * (this.#beforeSpan + now - this.#windowStart)
+  /**
+   * The queue's bound now: overloadBacklog while the worker sheds (within OVERLOAD_HOLD) and
+   * the renders that arrived in the last two windows ask for OVERLOAD_LOAD times the loop time
+   * that passed; maxBacklog otherwise.
+   */
+  #bound (now: number): number {
+    const overloaded = this.#overloadBacklog > 0 && now - this.#lastShedAt < OVERLOAD_HOLD &&
+      (this.#before + this.#arrivals) * this.#cost > OVERLOAD_LOAD * (this.#beforeSpan + now - this.#windowStart)
+    return overloaded ? this.#overloadBacklog : this.#maxBacklog
   }
 
   /** Whether another render may run next to `running` ones without the loop having idled. */
