@@ -108,14 +108,15 @@ for (let round = 1; round <= rounds; round++) {
   }
 }
 
-const median = (values) => values.sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]
+/** The middle element of a sorted array (the lower of the two middle ones for an even length). */
+const middle = (sorted) => sorted[Math.floor((sorted.length - 1) / 2)]
 const rows = []
 for (const name of names) {
   const { unloaded, runs } = results.get(name)
-  const unloadedP99 = median(unloaded.map((u) => u.ok.p99))
+  const unloadedP99 = middle(unloaded.map((u) => u.ok.p99).sort((a, b) => a - b))
   for (const x of levels) {
     const all = runs.get(x).sort((a, b) => a.goodput - b.goodput)
-    const r = all[Math.floor((all.length - 1) / 2)]
+    const r = middle(all)
     const sum = (f) => all.reduce((n, one) => n + f(one), 0)
     rows.push({
       target: name, load: `${x}x`, ...r, unloadedP99,
