@@ -114,13 +114,13 @@ describe('load shedding in runtime workers', () => {
     // An idle worker admits a render however long it takes.
     expect((await get(url + '/render?ms=400')).status).toBe(200)
     // Sequential renders of 30 ms teach the worker what one render costs.
-    const render = url + '/render?ms=30&chunks=3'
-    for (let i = 0; i < 24; i++) expect((await get(render)).status).toBe(200)
+    const render = '/render?ms=30&chunks=3'
+    for (let i = 0; i < 24; i++) expect((await get(url + render)).status).toBe(200)
 
     // 16 at once: 30 ms each is 480 ms of work, far past a 100 ms backlog.
     const send = await connections(url)
     const [renders, others] = await Promise.all([
-      send('/render?ms=30&chunks=3', 16),
+      send(render, 16),
       Promise.all([get(url + '/cached'), get(url + '/assets/app.js'), get(server.controlUrl! + '/healthz')]),
     ])
     const served = renders.filter((r) => r.status === 200)
@@ -135,7 +135,7 @@ describe('load shedding in runtime workers', () => {
     for (const r of others) expect(r.status).toBe(200)
     expect(server.status()[0]!.shed.backlog).toBe(shed.length)
     // Once the burst is over, renders are admitted again.
-    expect((await get(render)).status).toBe(200)
+    expect((await get(url + render)).status).toBe(200)
   })
 
   it('runs two CPU-bound renders at a time and lets cheap ones overlap more', async () => {
