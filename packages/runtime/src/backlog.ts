@@ -18,9 +18,12 @@
 //   the bound fits the app.
 // - Overload: a worker that shed for backlog in the last OVERLOAD_HOLD ms while the renders
 //   arriving ask for more loop time than passes (arrivals x cost over the last 250-500 ms,
-//   above OVERLOAD_LOAD) is past its capacity, not in a burst: it holds its queue to the
-//   shorter overloadBacklog, so what it admits is served sooner. Near capacity the arrivals
-//   ask for less than the loop has, and a burst still gets the full maxBacklog.
+//   or, after a quiet stretch, over what arrived since, above OVERLOAD_LOAD) is past its
+//   capacity, not in a burst. It holds its queue to the shorter overloadBacklog, so what it
+//   admits is served sooner, and sheds (reason 'overload') the renders that queued beyond it
+//   before the overload showed, while their 503 is still fast. Near capacity the arrivals
+//   ask for less than the loop has, and a burst (all at once, from calm) still gets the full
+//   maxBacklog.
 import type { FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
@@ -33,8 +36,19 @@ const RUN_AHEAD = 15
 const OVERLOAD_HOLD = 500
 /** Span, in ms, of the window over which render arrivals are counted (with the one before it). */
 const RATE_WINDOW = 250
+/** A window of arrivals open this long, in ms, held a quiet stretch and is not weighed. */
+const QUIET = 1000
+/**
+ * Arrivals are weighed once they span this many ms, and this many renders' loop time: a burst
+ * after a quiet stretch (which the renders it starts spread over their first steps) is not
+ * yet an overload.
+ */
+const MIN_SPAN = 50
+const MIN_SPAN_RENDERS = 2
 /** Loop time the arriving renders ask for, as a share of the time passing, past which a worker is overloaded. */
 const OVERLOAD_LOAD = 1.4
+/** A queued render that has waited longer than this, in ms, stays when the queue is cut: its 503 would not be fast. */
+const TRIM_AGE = 20
 /** How often, in ms, a non-empty queue checks whether the loop has idle time. */
 const POLL = 2
 /** Share of the last poll interval the loop must have idled for another render to start. */
@@ -54,7 +68,7 @@ export class Backlog {
   readonly #maxBacklog: number
   readonly #overloadBacklog: number
   readonly #maxQueueTime: number
-  readonly #shed: (reply: FastifyReply, reason: 'queueTime') => void
+  readonly #shed: (reply: FastifyReply, reason: 'queueTime' | 'overload') => void
   /** Running renders, in start order, with their start time. */
   readonly #running = new Map<ServerResponse, number>()
   #queue: Waiting[] = []
@@ -78,7 +92,7 @@ export class Backlog {
   #samples = 0
   #busyElu: EventLoopUtilization | undefined
 
-  constructor (maxBacklog: number, overloadBacklog: number, maxQueueTime: number, shed: (reply: FastifyReply, reason: 'queueTime') => void) {
+  constructor (maxBacklog: number, overloadBacklog: number, maxQueueTime: number, shed: (reply: FastifyReply, reason: 'queueTime' | 'overload') => void) {
     this.#maxBacklog = maxBacklog
     this.#overloadBacklog = overloadBacklog
     this.#maxQueueTime = maxQueueTime
@@ -111,7 +125,14 @@ export class Backlog {
     this.#arrived(now)
     const running = this.#running.size
     if (running === 0 && this.queued === 0) { this.#start(reply, start, now); return undefined }
-    if (this.queued > 0 && this.ahead() > this.#bound(now)) { this.#lastShedAt = now; return 'backlog' }
+    if (this.queued > 0) {
+      const bound = this.#bound(now)
+      if (this.ahead() > bound) {
+        this.#lastShedAt = now
+        if (bound < this.#maxBacklog) this.#trim(bound, now)
+        return 'backlog'
+      }
+    }
     if (this.queued === 0 && this.#room(running)) { this.#start(reply, start, now); return undefined }
     this.#queue.push({ reply, start, arrived })
     this.#poll()
@@ -122,8 +143,11 @@ export class Backlog {
   #arrived (now: number): void {
     const span = now - this.#windowStart
     if (span >= RATE_WINDOW) {
-      this.#before = this.#arrivals
-      this.#beforeSpan = span
+      // A window that ran on for QUIET ms held a quiet stretch: its count says nothing of the
+      // rate now, and would hide the onset of overload for a whole window.
+      const recent = span < QUIET
+      this.#before = recent ? this.#arrivals : 0
+      this.#beforeSpan = recent ? span : 0
       this.#arrivals = 0
       this.#windowStart = now
     }
@@ -136,9 +160,24 @@ export class Backlog {
    * that passed; maxBacklog otherwise.
    */
   #bound (now: number): number {
+    const span = this.#beforeSpan + now - this.#windowStart
     const overloaded = this.#overloadBacklog > 0 && now - this.#lastShedAt < OVERLOAD_HOLD &&
-      (this.#before + this.#arrivals) * this.#cost > OVERLOAD_LOAD * (this.#beforeSpan + now - this.#windowStart)
+      span >= Math.max(MIN_SPAN, MIN_SPAN_RENDERS * this.#cost) && (this.#before + this.#arrivals) * this.#cost > OVERLOAD_LOAD * span
     return overloaded ? this.#overloadBacklog : this.#maxBacklog
+  }
+
+  /**
+   * Sheds the newest queued renders that the bound would not have let in (the queue grew
+   * under the full bound before the overload showed): they would be served late, so they are
+   * answered now, while they have waited less than TRIM_AGE. The oldest one stays.
+   */
+  #trim (bound: number, now: number): void {
+    while (this.queued > 1 && this.ahead() - this.#cost > bound) {
+      const w = this.#queue.at(-1)!
+      if (now - w.arrived > TRIM_AGE) break
+      this.#queue.pop()
+      if (!w.reply.raw.destroyed) this.#shed(w.reply, 'overload')
+    }
   }
 
   /** Whether another render may run next to `running` ones without the loop having idled. */

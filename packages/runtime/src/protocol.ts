@@ -11,7 +11,7 @@ export const STATUS_REQUESTS = 3 // requests received since start (wraps at 2^32
 export const STATUS_PRESSURE = 4 // set by the supervisor: 1 while the worker must shed renders
 /** Shed requests since start, one slot per SHED_REASONS entry, from this index on. */
 export const STATUS_SHED_FIRST = 5
-export const SHED_REASONS = ['backlog', 'eventLoopDelay', 'eventLoopUtilization', 'heapUsedBytes', 'queueTime', 'supervisor'] as const
+export const SHED_REASONS = ['backlog', 'eventLoopDelay', 'eventLoopUtilization', 'heapUsedBytes', 'overload', 'queueTime', 'supervisor'] as const
 export type ShedReason = typeof SHED_REASONS[number]
 /** Set to 1 by the supervisor: close the connection of the next request (connection balance). */
 export const STATUS_HANDOFF = STATUS_SHED_FIRST + SHED_REASONS.length

@@ -1,4 +1,5 @@
 import { Agent } from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { loadShedding, serve, type LoadSheddingOptions, type SpindleServer } from '@spindle/runtime'
@@ -31,20 +32,20 @@ function pressure (url: string): { stop: () => Promise<void> } {
 type Send = (path: string, n: number) => Promise<Array<Awaited<ReturnType<typeof get>>>>
 
 /**
- * Opens 16 keep-alive connections to the server, so that a burst sent over them reaches the
+ * Opens `count` keep-alive connections to the server, so that a burst sent over them reaches the
  * worker at once rather than one connection handshake at a time; returns a sender of bursts.
  */
-async function connections (url: string): Promise<Send> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 16 })
+async function connections (url: string, count = 16): Promise<Send> {
+  const agent = new Agent({ keepAlive: true, maxSockets: count })
   agents.push(agent)
-  await Promise.all(Array.from({ length: 16 }, () => get(url + '/cached', { agent })))
+  await Promise.all(Array.from({ length: count }, () => get(url + '/cached', { agent })))
   return async (path, n) => await Promise.all(Array.from({ length: n }, () => get(url + path, { agent })))
 }
 
 /**
  * Starts a 1-worker server with these shedding options and teaches it what `render` costs;
  * returns a sender of bursts of `render` that answers how many of a burst were served (the
- * rest must have been shed for backlog).
+ * rest must have been shed for backlog, or cut from the queue at the overload).
  */
 async function taught (shedding: LoadSheddingOptions, render: string): Promise<(n: number) => Promise<number>> {
   server = await serve({ ...base, shedding })
@@ -52,7 +53,7 @@ async function taught (shedding: LoadSheddingOptions, render: string): Promise<(
   const send = await connections(server.url)
   return async (n) => {
     const burst = await send(render, n)
-    expect(burst.every((r) => r.status === 200 || r.headers['x-spindle-shed'] === 'backlog')).toBe(true)
+    expect(burst.filter((r) => r.status !== 200).map((r) => r.headers['x-spindle-shed']).filter((why) => why !== 'backlog' && why !== 'overload')).toEqual([])
     return burst.filter((r) => r.status === 200).length
   }
 }
@@ -117,8 +118,9 @@ describe('load shedding in runtime workers', () => {
     const render = '/render?ms=30&chunks=3'
     for (let i = 0; i < 24; i++) expect((await get(url + render)).status).toBe(200)
 
-    // 16 at once: 30 ms each is 480 ms of work, far past a 100 ms backlog.
+    // From calm, 16 at once: 30 ms each is 480 ms of work, far past a 100 ms backlog.
     const send = await connections(url)
+    await sleep(1100)
     const [renders, others] = await Promise.all([
       send(render, 16),
       Promise.all([get(url + '/cached'), get(url + '/assets/app.js'), get(server.controlUrl! + '/healthz')]),
@@ -158,7 +160,9 @@ describe('load shedding in runtime workers', () => {
 
   it('holds the queue to overloadBacklog while renders keep arriving faster than they are served, and to maxBacklog again after', async () => {
     const served = await taught({ maxBacklog: 360, overloadBacklog: 90 }, '/render?ms=60&chunks=3')
-    // From calm, a burst gets the full 360 ms: two running and a few queued.
+    // From calm (no render for a second), a burst gets the full 360 ms: two running and a few
+    // queued.
+    await sleep(1100)
     const first = await served(16)
     expect(first).toBeGreaterThanOrEqual(5)
     // Right after shedding, with 32 renders of 60 ms asked for within about half a second,
@@ -167,21 +171,44 @@ describe('load shedding in runtime workers', () => {
     expect(second).toBeGreaterThanOrEqual(3)
     expect(second).toBeLessThanOrEqual(4)
     expect(second).toBeLessThan(first)
-    // Half a second without shedding: the full bound again.
-    await new Promise((resolve) => setTimeout(resolve, 700))
+    // A second without renders: the full bound again.
+    await sleep(1100)
     expect(await served(16)).toBeGreaterThanOrEqual(5)
+  })
+
+  it('sheds the renders it queued beyond overloadBacklog before the overload showed, while their wait is short', async () => {
+    server = await serve({ ...base, shedding: { maxBacklog: 400, overloadBacklog: 30 } })
+    const render = '/render?ms=10&chunks=5'
+    for (let i = 0; i < 24; i++) expect((await get(server.url + render)).status).toBe(200)
+    const send = await connections(server.url, 64)
+    await sleep(1100)
+    // From calm, a render of 10 ms every 2 ms: five times what the worker renders. The queue
+    // fills to the full 100 ms within a few renders, and as each render finishes, a newly
+    // arrived one takes its place; once 50 ms of arrivals show the overload, the bound drops
+    // to 30 ms, and the renders that joined the queue in the last 20 ms are answered at once.
+    const answers = await Promise.all(Array.from({ length: 60 }, async (_, i) => {
+      await sleep(i * 2)
+      return (await send(render, 1))[0]!
+    }))
+    const reasons = answers.map((r) => r.status === 200 ? 'served' : String(r.headers['x-spindle-shed']))
+    expect(reasons.filter((r) => !['served', 'backlog', 'overload'].includes(r))).toEqual([])
+    expect(reasons.slice(0, 3)).toEqual(['served', 'served', 'served'])
+    expect(reasons).toContain('overload')
+    const shed = server.status()[0]!.shed
+    expect(shed.overload).toBe(reasons.filter((r) => r === 'overload').length)
+    expect(shed.backlog).toBe(reasons.filter((r) => r === 'backlog').length)
   })
 
   it('keeps the full bound for a burst soon after shedding while arrivals stay below what the worker renders', async () => {
     const served = await taught({ maxBacklog: 100, overloadBacklog: 30 }, '/render?ms=10&chunks=2')
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await sleep(300)
     // 16 renders of 10 ms at once pass 100 ms: some are shed.
     const shedAt = performance.now()
     expect(await served(16)).toBeLessThan(16)
     // 300 ms later, still inside the 500 ms after a shed, 6 more: 22 renders of 10 ms in
     // 300 ms ask for about three quarters of the loop, so the burst is queued up to the full
     // 100 ms (two running, four waiting), where the overload bound would let three in.
-    await new Promise((resolve) => setTimeout(resolve, 300 - (performance.now() - shedAt)))
+    await sleep(300 - (performance.now() - shedAt))
     expect(performance.now() - shedAt).toBeLessThan(470)
     expect(await served(6)).toBe(6)
   })
@@ -218,7 +245,7 @@ describe('loadShedding plugin in one Fastify process', () => {
     // Block this very loop for longer than a sample: the next sample sees the delay.
     const until = performance.now() + 600
     while (performance.now() < until) { /* block */ }
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await sleep(20)
     const [render, health] = await Promise.all([get(url + '/render'), get(url + '/health')])
     expect(render.status).toBe(503)
     expect(health.status).toBe(200)
