@@ -9,6 +9,10 @@
 //   waits between its stages, and each turn of the loop holds at most two renders' steps,
 //   so a request to be shed, a probe or a cache hit is looked at within milliseconds. An
 //   app of cheap renders runs a few more; an I/O-bound app runs as many as its I/O allows.
+//   Far past capacity (arrivals ask for SINGLE_LOAD times the loop), a CPU-bound app runs
+//   one at a time, a second only while the loop idles: the render waiting starts the moment
+//   the running one ends, so the loop stays as busy, and a served render is not slowed by a
+//   neighbour.
 // - Queued: the rest wait in arrival order; each start takes the oldest. A queued request
 //   whose client went away is dropped, one that waited past maxQueueTime is shed.
 // - Ahead: (queued x cost) plus the running renders' share (at most what room allows). Past
@@ -19,11 +23,12 @@
 // - Overload: a worker that shed for backlog in the last OVERLOAD_HOLD ms while the renders
 //   arriving ask for more loop time than passes (arrivals x cost over the last 250-500 ms,
 //   or, after a quiet stretch, over what arrived since, above OVERLOAD_LOAD) is past its
-//   capacity, not in a burst. It holds its queue to the shorter overloadBacklog, so what it
-//   admits is served sooner, and sheds (reason 'overload') the renders that queued beyond it
-//   before the overload showed, while their 503 is still fast. Near capacity the arrivals
-//   ask for less than the loop has, and a burst (all at once, from calm) still gets the full
-//   maxBacklog.
+//   capacity, not in a burst. It holds its queue to the shorter overloadBacklog (and past
+//   SINGLE_LOAD runs one render at a time), so what it admits is served sooner, and sheds
+//   (reason 'overload') the renders that queued beyond the bound before the overload
+//   showed, while their 503 is still fast. Near capacity the arrivals ask for less than the
+//   loop has, and a burst (all at once, from calm) still gets the full maxBacklog and two
+//   renders at a time.
 import type { FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
@@ -47,6 +52,8 @@ const MIN_SPAN = 50
 const MIN_SPAN_RENDERS = 2
 /** Loop time the arriving renders ask for, as a share of the time passing, past which a worker is overloaded. */
 const OVERLOAD_LOAD = 1.4
+/** The same share past which an overloaded worker runs one render at a time (a second only while its loop idles). */
+const SINGLE_LOAD = 2
 /** A queued render that has waited longer than this, in ms, stays when the queue is cut: its 503 would not be fast. */
 const TRIM_AGE = 20
 /** How often, in ms, a non-empty queue checks whether the loop has idle time. */
@@ -125,15 +132,17 @@ export class Backlog {
     this.#arrived(now)
     const running = this.#running.size
     if (running === 0 && this.queued === 0) { this.#start(reply, start, now); return undefined }
+    const load = this.#load(now)
     if (this.queued > 0) {
-      const bound = this.#bound(now)
+      const overloaded = load > OVERLOAD_LOAD
+      const bound = overloaded ? this.#overloadBacklog : this.#maxBacklog
       if (this.ahead() > bound) {
         this.#lastShedAt = now
-        if (bound < this.#maxBacklog) this.#trim(bound, now)
+        if (overloaded) this.#trim(bound, now)
         return 'backlog'
       }
     }
-    if (this.queued === 0 && this.#room(running)) { this.#start(reply, start, now); return undefined }
+    if (this.queued === 0 && this.#room(running, load)) { this.#start(reply, start, now); return undefined }
     this.#queue.push({ reply, start, arrived })
     this.#poll()
     return undefined
@@ -155,15 +164,16 @@ export class Backlog {
   }
 
   /**
-   * The queue's bound now: overloadBacklog while the worker sheds (within OVERLOAD_HOLD) and
-   * the renders that arrived in the last two windows ask for OVERLOAD_LOAD times the loop time
-   * that passed; maxBacklog otherwise.
+   * While the worker sheds (within OVERLOAD_HOLD) and its arrivals span enough time to judge:
+   * the loop time the renders that arrived in the last two windows ask for, as a share of the
+   * time that passed; 0 otherwise, and always with overloadBacklog 0. Past OVERLOAD_LOAD the
+   * queue is bound by overloadBacklog instead of maxBacklog; past SINGLE_LOAD one render runs
+   * at a time.
    */
-  #bound (now: number): number {
+  #load (now: number): number {
     const span = this.#beforeSpan + now - this.#windowStart
-    const overloaded = this.#overloadBacklog > 0 && now - this.#lastShedAt < OVERLOAD_HOLD &&
-      span >= Math.max(MIN_SPAN, MIN_SPAN_RENDERS * this.#cost) && (this.#before + this.#arrivals) * this.#cost > OVERLOAD_LOAD * span
-    return overloaded ? this.#overloadBacklog : this.#maxBacklog
+    if (this.#overloadBacklog === 0 || now - this.#lastShedAt >= OVERLOAD_HOLD || span < Math.max(MIN_SPAN, MIN_SPAN_RENDERS * this.#cost)) return 0
+    return (this.#before + this.#arrivals) * this.#cost / span
   }
 
   /**
@@ -180,9 +190,9 @@ export class Backlog {
     }
   }
 
-  /** Whether another render may run next to `running` ones without the loop having idled. */
-  #room (running: number): boolean {
-    return running < MIN_RUNNING || running * this.#cost < RUN_AHEAD
+  /** Whether another render may run next to `running` ones, at this load, without the loop having idled. */
+  #room (running: number, load: number): boolean {
+    return running < (load > SINGLE_LOAD ? 1 : MIN_RUNNING) || running * this.#cost < RUN_AHEAD
   }
 
   #start (reply: FastifyReply, start: Start, now: number): void {
@@ -222,9 +232,10 @@ export class Backlog {
 
   /** Starts queued renders while there is room; `idle`: the loop idled since the last poll. */
   #next (now: number, idle: boolean): void {
+    const load = this.#load(now)
     while (this.#head < this.#queue.length) {
       const running = this.#running.size
-      if (!idle && !this.#room(running)) break
+      if (!idle && !this.#room(running, load)) break
       const w = this.#queue[this.#head]!
       this.#queue[this.#head++] = undefined as unknown as Waiting
       if (w.reply.raw.destroyed || w.reply.request.raw.socket?.destroyed !== false) continue

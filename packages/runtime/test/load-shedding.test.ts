@@ -165,11 +165,12 @@ describe('load shedding in runtime workers', () => {
     await sleep(1100)
     const first = await served(16)
     expect(first).toBeGreaterThanOrEqual(5)
-    // Right after shedding, with 32 renders of 60 ms asked for within about half a second,
-    // the next burst finds the shorter bound: two running and the one that may always wait.
+    // Right after shedding, with 32 renders of 60 ms asked for within about half a second
+    // (several times the loop time), the next burst finds the shorter bound and one render at
+    // a time: one running and the one that may always wait.
     const second = await served(16)
-    expect(second).toBeGreaterThanOrEqual(3)
-    expect(second).toBeLessThanOrEqual(4)
+    expect(second).toBeGreaterThanOrEqual(2)
+    expect(second).toBeLessThanOrEqual(3)
     expect(second).toBeLessThan(first)
     // A second without renders: the full bound again.
     await sleep(1100)
@@ -197,6 +198,38 @@ describe('load shedding in runtime workers', () => {
     const shed = server.status()[0]!.shed
     expect(shed.overload).toBe(reasons.filter((r) => r === 'overload').length)
     expect(shed.backlog).toBe(reasons.filter((r) => r === 'backlog').length)
+  })
+
+  it('runs one render at a time while renders arrive far faster than it serves them, and two again after', async () => {
+    server = await serve({ ...base, shedding: { maxBacklog: 100, overloadBacklog: 30 } })
+    const url = server.url
+    // Renders of 20 ms: more than the loop time under which renders may overlap anyway.
+    const render = '/render?ms=20&chunks=5'
+    for (let i = 0; i < 24; i++) expect((await get(url + render)).status).toBe(200)
+    const send = await connections(url, 64)
+    const peak = async (): Promise<number> => (await get(url + '/peak')).json().peak as number
+    await sleep(1100)
+    // A render of 20 ms every 4 ms for 600 ms: five times what the worker renders. Its slices
+    // yield with setImmediate, so the loop never idles while one runs.
+    const stream = Promise.all(Array.from({ length: 150 }, async (_, i) => {
+      await sleep(i * 4)
+      return (await send(render, 1))[0]!
+    }))
+    // Within 50 ms of arrivals the worker sees the overload; the two renders it started before
+    // end within a few more renders' time. From then on, one runs at a time.
+    await sleep(250)
+    await peak()
+    await sleep(250)
+    const during = await peak()
+    const answers = await stream
+    expect(answers.filter((r) => r.status !== 200).map((r) => r.headers['x-spindle-shed']).filter((why) => why !== 'backlog' && why !== 'overload')).toEqual([])
+    expect(answers.filter((r) => r.status === 200).length).toBeGreaterThan(10)
+    expect(during).toBe(1)
+    // After a second without renders, a burst runs two at a time again.
+    await sleep(1100)
+    await peak()
+    expect((await send(render, 4)).map((r) => r.status)).toEqual(Array(4).fill(200))
+    expect(await peak()).toBe(2)
   })
 
   it('keeps the full bound for a burst soon after shedding while arrivals stay below what the worker renders', async () => {
