@@ -34,7 +34,13 @@ async function preconnect (host, port, count, timeout) {
 }
 import { percentile } from './stats.mjs'
 
-export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflight = 2000, connections = 128, headers = {} }) {
+/**
+ * `record`, if given, is called once per request that was sent, when it ends, with `at` (ms from
+ * the start of the run to its scheduled send), `ms` (its latency; the timeout for one that
+ * timed out), `status` (0 when it failed without an answer) and `shed` (its X-Spindle-Shed
+ * header, or '').
+ */
+export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflight = 2000, connections = 128, headers = {}, record }) {
   const target = new URL(url)
   const clientOptions = { pipelining: 1, headersTimeout: timeout, bodyTimeout: timeout, connect: { timeout } }
   const host = target.hostname
@@ -82,10 +88,12 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
         await res.body.dump({ signal })
         const ms = performance.now() - started
         if (res.statusCode >= 200 && res.statusCode < 300) { tally.ok++; lat2xx.push(ms) } else if (res.statusCode === 503) { tally.status503++; lat503.push(ms) } else tally.otherStatus++
+        record?.({ at: started - t0, ms, status: res.statusCode, shed: res.headers['x-spindle-shed'] ?? '' })
       })
       .catch((err) => {
         if (signal.aborted || /timeout/i.test(err?.code ?? '') || /Timeout/.test(err?.name ?? '')) tally.timeouts++
         else tally.errors++
+        record?.({ at: started - t0, ms: performance.now() - started, status: 0, shed: '' })
       })
       .finally(() => { inflight--; busy[c]--; pending.delete(p) })
     pending.add(p)

@@ -1,0 +1,76 @@
+// Every request of the overload benchmark's sequence, timed, against one Spindle server:
+// what run.mjs reports as percentiles, broken down by when each request was sent, so the
+// onset of an overload can be told from its steady state, and admission settings can be
+// compared in alternated runs.
+//   node bench/overload/trace.mjs --capacity 140 [--label run] [--out file.json] [--shedding off]
+// SHED_OPTIONS='{"maxBacklog":50}' is passed on to the server (see spindle.mjs).
+// It warms the server up (10 s at 0.5x), then sends 0.2x, 0.8x, 1.5x and 3x of the capacity
+// for 5 s each with 3 s pauses, as run.mjs does, and prints a line per level; --out writes
+// each request as [sent at ms, latency ms, status (0: no answer), X-Spindle-Shed].
+import { writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { startServer } from '../lib/processes.mjs'
+import { openLoop } from '../lib/open-loop.mjs'
+import { percentile } from '../lib/stats.mjs'
+
+const { values } = parseArgs({
+  options: {
+    capacity: { type: 'string' },
+    label: { type: 'string', default: 'run' },
+    out: { type: 'string' },
+    shedding: { type: 'string', default: 'on' },
+  },
+})
+const capacity = Number(values.capacity)
+if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`--capacity must be a whole number of req/s of at least 1, got ${JSON.stringify(values.capacity)}`)
+if (values.shedding !== 'on' && values.shedding !== 'off') throw new Error(`--shedding must be on or off, got ${JSON.stringify(values.shedding)}`)
+
+const here = fileURLToPath(new URL('.', import.meta.url))
+const port = 3190
+const controlPort = 9391
+const url = `http://127.0.0.1:${port}/dynamic`
+const headers = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36' }
+const duration = 5
+const ms = (sorted, p) => (sorted.length ? Math.round(percentile(sorted, p)) : '-')
+const sortedMs = (records) => records.map((r) => r.ms).sort((a, b) => a - b)
+
+const server = await startServer({
+  command: process.execPath,
+  args: [here + 'spindle.mjs'],
+  cwd: here,
+  env: { PORT: String(port), CONTROL_PORT: String(controlPort), SHEDDING: values.shedding },
+  readyUrl: url,
+  headers,
+})
+const trace = {}
+try {
+  console.log(`${values.label}: warming up for 10 s`)
+  await openLoop({ url, rate: Math.round(capacity * 0.5), duration: 10, headers })
+  await sleep(2000)
+  for (const level of [0.2, 0.8, 1.5, 3]) {
+    const records = []
+    // Each worker's event-loop utilization as the supervisor sees it, every 250 ms.
+    const elu = []
+    const poll = setInterval(() => {
+      fetch(`http://127.0.0.1:${controlPort}/status`).then((r) => r.json())
+        .then((s) => s.workers.forEach((w, i) => (elu[i] ??= []).push(w.elu)), () => {})
+    }, 250)
+    const r = await openLoop({ url, rate: Math.round(capacity * level), duration, headers, record: (one) => records.push(one) })
+    clearInterval(poll)
+    trace[level] = records.map((one) => [Math.round(one.at * 10) / 10, Math.round(one.ms * 10) / 10, one.status, one.shed])
+    const ok = records.filter((one) => one.status >= 200 && one.status < 300)
+    const shed = records.filter((one) => one.status === 503)
+    const reasons = {}
+    for (const one of shed) reasons[one.shed] = (reasons[one.shed] ?? 0) + 1
+    const meanElu = elu.map((xs) => (xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(2)).join(' / ') || '-'
+    console.log(`${values.label} ${level}x: goodput ${Math.round(r.goodput)}/s, 2xx p50 ${ms(sortedMs(ok), 50)} p99 ${ms(sortedMs(ok), 99)} ms` +
+      ` (sent after the first second: p99 ${ms(sortedMs(ok.filter((one) => one.at >= 1000)), 99)} ms),` +
+      ` 503s ${shed.length} ${JSON.stringify(reasons)} p99 ${ms(sortedMs(shed), 99)} ms, timeouts ${r.timeouts}, ELU by worker ${meanElu}`)
+    if (level !== 3) await sleep(level === 0.2 ? 0 : 3000)
+  }
+} finally {
+  await server.stop()
+}
+if (values.out) writeFileSync(values.out, JSON.stringify(trace) + '\n')
