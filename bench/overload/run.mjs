@@ -15,6 +15,7 @@ import { createRequire } from 'node:module'
 import { startServer } from '../lib/processes.mjs'
 import { closedLoop } from '../lib/closed-loop.mjs'
 import { openLoop as constantArrivalRate } from '../lib/open-loop.mjs'
+import { port, url, headers, warmupLevel, afterWarmup, unloadedLevel, levels, betweenLevels } from './sequence.mjs'
 
 const tenth = (x) => (x == null || Number.isNaN(x) ? null : Math.round(x * 10) / 10)
 
@@ -45,13 +46,9 @@ const warmup = Number(values.warmup) * 1000
 for (const [name, v, min] of [['duration', duration, 1], ['rounds', rounds, 1], ['warmup', warmup, 0]]) {
   if (!Number.isInteger(v) || v < min) throw new Error(`--${name} must be a whole number of at least ${min}, got ${JSON.stringify(values[name])}`)
 }
-const levels = [0.8, 1.5, 3]
 const here = fileURLToPath(new URL('.', import.meta.url))
 const nextDir = fileURLToPath(new URL('../../examples/next/', import.meta.url))
 const nextBin = createRequire(nextDir + 'package.json').resolve('next/dist/bin/next')
-const port = 3190
-const path = '/dynamic'
-const headers = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36' }
 const node = process.execPath
 
 const targets = {
@@ -66,7 +63,6 @@ const targets = {
   },
 }
 const names = values.only ? values.only.split(',') : Object.keys(targets)
-const url = `http://127.0.0.1:${port}${path}`
 
 async function withServer (name, fn) {
   const t = targets[name]
@@ -94,15 +90,15 @@ for (let round = 1; round <= rounds; round++) {
     const mine = results.get(name)
     await withServer(name, async () => {
       console.log(`${name} round ${round}/${rounds}: warming up for ${warmup / 1000} s`)
-      if (warmup > 0) await openLoop({ url, rate: Math.round(capacity * 0.5), duration: warmup, headers })
-      await sleep(2000)
-      mine.unloaded.push(await openLoop({ url, rate: Math.max(1, Math.round(capacity * 0.2)), duration: Math.min(duration, 5000), headers }))
+      if (warmup > 0) await openLoop({ url, rate: Math.round(capacity * warmupLevel), duration: warmup, headers })
+      await sleep(afterWarmup)
+      mine.unloaded.push(await openLoop({ url, rate: Math.max(1, Math.round(capacity * unloadedLevel)), duration: Math.min(duration, 5000), headers }))
       for (const x of levels) {
         const r = await openLoop({ url, rate: Math.round(capacity * x), duration, headers })
         mine.runs.get(x).push(r)
         console.log(`${name} ${x}x round ${round}/${rounds}: goodput ${r.goodput}/s, 503s ${r.shed.count}, timeouts ${r.timeouts}`)
         // Let the previous level's backlog clear before the next one.
-        await sleep(3000)
+        await sleep(betweenLevels)
       }
     })
   }

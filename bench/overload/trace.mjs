@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { startServer } from '../lib/processes.mjs'
 import { openLoop } from '../lib/open-loop.mjs'
 import { percentile } from '../lib/stats.mjs'
+import { port, url, headers, warmupLevel, afterWarmup, unloadedLevel, levels, betweenLevels } from './sequence.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -28,10 +29,7 @@ if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`--capacity mus
 if (values.shedding !== 'on' && values.shedding !== 'off') throw new Error(`--shedding must be on or off, got ${JSON.stringify(values.shedding)}`)
 
 const here = fileURLToPath(new URL('.', import.meta.url))
-const port = 3190
 const controlPort = 9391
-const url = `http://127.0.0.1:${port}/dynamic`
-const headers = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36' }
 const duration = 5
 const ms = (sorted, p) => (sorted.length ? Math.round(percentile(sorted, p)) : '-')
 const sortedMs = (records) => records.map((r) => r.ms).sort((a, b) => a - b)
@@ -47,9 +45,9 @@ const server = await startServer({
 const trace = {}
 try {
   console.log(`${values.label}: warming up for 10 s`)
-  await openLoop({ url, rate: Math.round(capacity * 0.5), duration: 10, headers })
-  await sleep(2000)
-  for (const level of [0.2, 0.8, 1.5, 3]) {
+  await openLoop({ url, rate: Math.round(capacity * warmupLevel), duration: 10, headers })
+  await sleep(afterWarmup)
+  for (const level of [unloadedLevel, ...levels]) {
     const records = []
     // Each worker's event-loop utilization as the supervisor sees it, every 250 ms.
     const elu = []
@@ -61,14 +59,15 @@ try {
     clearInterval(poll)
     trace[level] = records.map((one) => [Math.round(one.at * 10) / 10, Math.round(one.ms * 10) / 10, one.status, one.shed])
     const ok = records.filter((one) => one.status >= 200 && one.status < 300)
+    const okMs = sortedMs(ok)
     const shed = records.filter((one) => one.status === 503)
     const reasons = {}
     for (const one of shed) reasons[one.shed] = (reasons[one.shed] ?? 0) + 1
     const meanElu = elu.map((xs) => (xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(2)).join(' / ') || '-'
-    console.log(`${values.label} ${level}x: goodput ${Math.round(r.goodput)}/s, 2xx p50 ${ms(sortedMs(ok), 50)} p99 ${ms(sortedMs(ok), 99)} ms` +
+    console.log(`${values.label} ${level}x: goodput ${Math.round(r.goodput)}/s, 2xx p50 ${ms(okMs, 50)} p99 ${ms(okMs, 99)} ms` +
       ` (sent after the first second: p99 ${ms(sortedMs(ok.filter((one) => one.at >= 1000)), 99)} ms),` +
       ` 503s ${shed.length} ${JSON.stringify(reasons)} p99 ${ms(sortedMs(shed), 99)} ms, timeouts ${r.timeouts}, ELU by worker ${meanElu}`)
-    if (level !== 3) await sleep(level === 0.2 ? 0 : 3000)
+    if (level !== unloadedLevel && level !== levels.at(-1)) await sleep(betweenLevels)
   }
 } finally {
   await server.stop()
