@@ -42,6 +42,21 @@ async function connections (url: string, count = 16): Promise<Send> {
   return async (path, n) => await Promise.all(Array.from({ length: n }, () => get(url + path, { agent })))
 }
 
+type Answers = Awaited<ReturnType<Send>>
+
+/** The X-Spindle-Shed reasons of the answers that were neither served nor shed for backlog or overload. */
+function otherThanLoad (answers: Answers): unknown[] {
+  return answers.filter((r) => r.status !== 200).map((r) => r.headers['x-spindle-shed']).filter((why) => why !== 'backlog' && why !== 'overload')
+}
+
+/** Sends `count` renders of `path`, one every `every` ms, each over the next free connection. */
+async function stream (send: Send, path: string, count: number, every: number): Promise<Answers> {
+  return await Promise.all(Array.from({ length: count }, async (_, i) => {
+    await sleep(i * every)
+    return (await send(path, 1))[0]!
+  }))
+}
+
 /**
  * Starts a 1-worker server with these shedding options and teaches it what `render` costs;
  * returns a sender of bursts of `render` that answers how many of a burst were served (the
@@ -53,7 +68,7 @@ async function taught (shedding: LoadSheddingOptions, render: string): Promise<(
   const send = await connections(server.url)
   return async (n) => {
     const burst = await send(render, n)
-    expect(burst.filter((r) => r.status !== 200).map((r) => r.headers['x-spindle-shed']).filter((why) => why !== 'backlog' && why !== 'overload')).toEqual([])
+    expect(otherThanLoad(burst)).toEqual([])
     return burst.filter((r) => r.status === 200).length
   }
 }
@@ -187,10 +202,7 @@ describe('load shedding in runtime workers', () => {
     // fills to the full 100 ms within a few renders, and as each render finishes, a newly
     // arrived one takes its place; once 50 ms of arrivals show the overload, the bound drops
     // to 30 ms, and the renders that joined the queue in the last 20 ms are answered at once.
-    const answers = await Promise.all(Array.from({ length: 60 }, async (_, i) => {
-      await sleep(i * 2)
-      return (await send(render, 1))[0]!
-    }))
+    const answers = await stream(send, render, 60, 2)
     const reasons = answers.map((r) => r.status === 200 ? 'served' : String(r.headers['x-spindle-shed']))
     expect(reasons.filter((r) => !['served', 'backlog', 'overload'].includes(r))).toEqual([])
     expect(reasons.slice(0, 3)).toEqual(['served', 'served', 'served'])
@@ -211,18 +223,15 @@ describe('load shedding in runtime workers', () => {
     await sleep(1100)
     // A render of 20 ms every 4 ms for 600 ms: five times what the worker renders. Its slices
     // yield with setImmediate, so the loop never idles while one runs.
-    const stream = Promise.all(Array.from({ length: 150 }, async (_, i) => {
-      await sleep(i * 4)
-      return (await send(render, 1))[0]!
-    }))
+    const sent = stream(send, render, 150, 4)
     // Within 50 ms of arrivals the worker sees the overload; the two renders it started before
     // end within a few more renders' time. From then on, one runs at a time.
     await sleep(250)
     await peak()
     await sleep(250)
     const during = await peak()
-    const answers = await stream
-    expect(answers.filter((r) => r.status !== 200).map((r) => r.headers['x-spindle-shed']).filter((why) => why !== 'backlog' && why !== 'overload')).toEqual([])
+    const answers = await sent
+    expect(otherThanLoad(answers)).toEqual([])
     expect(answers.filter((r) => r.status === 200).length).toBeGreaterThan(10)
     expect(during).toBe(1)
     // After a second without renders, a burst runs two at a time again.
