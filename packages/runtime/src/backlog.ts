@@ -20,6 +20,11 @@
 //   wait its turn, so the loop never idles between two renders for want of one. `cost` is loop
 //   time per render, measured from the thread's event-loop utilization while renders run, so
 //   the bound fits the app.
+// - Catching up: a worker whose arrivals ask for at most CATCH_UP_LOAD of its loop time
+//   queues past maxBacklog, up to CATCH_UP_BACKLOG times it. Its queue grew in a stall (a
+//   garbage collection, a core taken by another thread) or from a few arrivals close together,
+//   and drains by itself; shedding there would turn ordinary load into errors. A burst from
+//   calm, too short to judge, gets maxBacklog.
 // - Overload: a worker that shed for backlog in the last OVERLOAD_HOLD ms while the renders
 //   arriving ask for more loop time than passes (arrivals x cost over the last 250-500 ms,
 //   or, after a quiet stretch, over what arrived since, above OVERLOAD_LOAD) is past its
@@ -54,6 +59,12 @@ const MIN_SPAN_RENDERS = 2
 const OVERLOAD_LOAD = 1.4
 /** The same share past which an overloaded worker runs one render at a time (a second only while its loop idles). */
 const SINGLE_LOAD = 2
+/**
+ * Arrivals that ask for at most this share of the loop time let a worker queue past
+ * maxBacklog, up to CATCH_UP_BACKLOG times it: the queue drains by itself.
+ */
+const CATCH_UP_LOAD = 1.2
+const CATCH_UP_BACKLOG = 2
 /** A queued render that has waited longer than this, in ms, stays when the queue is cut: its 503 would not be fast. */
 const TRIM_AGE = 20
 /** How often, in ms, a non-empty queue checks whether the loop has idle time. */
@@ -136,7 +147,8 @@ export class Backlog {
     if (this.queued > 0) {
       const overloaded = load > OVERLOAD_LOAD
       const bound = overloaded ? this.#overloadBacklog : this.#maxBacklog
-      if (this.ahead() > bound) {
+      const ahead = this.ahead()
+      if (ahead > bound && (overloaded || !this.#catchingUp(ahead, now))) {
         this.#lastShedAt = now
         if (overloaded) this.#trim(bound, now)
         return 'backlog'
@@ -171,8 +183,28 @@ export class Backlog {
    * at a time.
    */
   #load (now: number): number {
+    if (this.#overloadBacklog === 0 || now - this.#lastShedAt >= OVERLOAD_HOLD) return 0
+    const demand = this.#demand(now)
+    return Number.isNaN(demand) ? 0 : demand
+  }
+
+  /**
+   * Whether a worker whose queue passed maxBacklog will work it off by itself: the renders
+   * arriving ask for at most CATCH_UP_LOAD of its loop time (the queue grew in a stall, a
+   * garbage collection or a core busy with another thread, or from a few arrivals close
+   * together), and the work ahead is within CATCH_UP_BACKLOG x maxBacklog.
+   */
+  #catchingUp (ahead: number, now: number): boolean {
+    return ahead <= CATCH_UP_BACKLOG * this.#maxBacklog && this.#demand(now) <= CATCH_UP_LOAD
+  }
+
+  /**
+   * The loop time the renders that arrived in the last two windows ask for, as a share of the
+   * time that passed; NaN while they span too little time to judge.
+   */
+  #demand (now: number): number {
     const span = this.#beforeSpan + now - this.#windowStart
-    if (this.#overloadBacklog === 0 || now - this.#lastShedAt >= OVERLOAD_HOLD || span < Math.max(MIN_SPAN, MIN_SPAN_RENDERS * this.#cost)) return 0
+    if (span < Math.max(MIN_SPAN, MIN_SPAN_RENDERS * this.#cost)) return Number.NaN
     return (this.#before + this.#arrivals) * this.#cost / span
   }
 

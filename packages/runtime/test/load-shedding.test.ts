@@ -242,17 +242,46 @@ describe('load shedding in runtime workers', () => {
   })
 
   it('keeps the full bound for a burst soon after shedding while arrivals stay below what the worker renders', async () => {
-    const served = await taught({ maxBacklog: 100, overloadBacklog: 30 }, '/render?ms=10&chunks=2')
+    const served = await taught({ maxBacklog: 80, overloadBacklog: 30 }, '/render?ms=10&chunks=2')
     await sleep(300)
-    // 16 renders of 10 ms at once pass 100 ms: some are shed.
+    // 18 renders of 10 ms at once pass twice the 80 ms bound: some are shed.
     const shedAt = performance.now()
-    expect(await served(16)).toBeLessThan(16)
-    // 300 ms later, still inside the 500 ms after a shed, 6 more: 22 renders of 10 ms in
-    // 300 ms ask for about three quarters of the loop, so the burst is queued up to the full
-    // 100 ms (two running, four waiting), where the overload bound would let three in.
+    expect(await served(18)).toBeLessThan(18)
+    // 300 ms later, still inside the 500 ms after a shed, 6 more: 24 renders of 10 ms in
+    // 300 ms ask for about four fifths of the loop, so the burst is queued up to the full
+    // 80 ms (two running, four waiting), where the overload bound would let three in.
     await sleep(300 - (performance.now() - shedAt))
     expect(performance.now() - shedAt).toBeLessThan(470)
     expect(await served(6)).toBe(6)
+  })
+
+  it('queues past maxBacklog, up to twice it, while the renders arriving ask for less than the loop has', async () => {
+    server = await serve({ ...base, shedding: { maxBacklog: 80, overloadBacklog: 0 } })
+    const render = '/render?ms=10&chunks=2'
+    for (let i = 0; i < 24; i++) expect((await get(server.url + render)).status).toBe(200)
+    const send = await connections(server.url, 48)
+    const served = (answers: Answers): number => {
+      expect(otherThanLoad(answers)).toEqual([])
+      return answers.filter((r) => r.status === 200).length
+    }
+    // From calm, 10 renders of 10 ms at once: too soon to judge the arrivals, so the queue
+    // stops at 80 ms and the last of them are shed.
+    await sleep(1100)
+    expect(served(await send(render, 10))).toBeLessThan(10)
+    // The same 10 while a render arrives every 25 ms (40 % of the loop): the arrivals of the
+    // last half second ask for less than the loop has, so all of them queue, 100-130 ms.
+    await sleep(1100)
+    let steady = stream(send, render, 24, 25)
+    await sleep(500)
+    expect(served(await send(render, 10))).toBe(10)
+    expect(served(await steady)).toBe(24)
+    // 30 at once is more than twice the bound: the worker queues up to 160 ms and sheds the rest.
+    await sleep(1100)
+    steady = stream(send, render, 24, 25)
+    await sleep(500)
+    expect(served(await send(render, 30))).toBeLessThan(30)
+    served(await steady)
+    expect(server.status()[0]!.shed.backlog).toBeGreaterThanOrEqual(2)
   })
 
   it('admits every render of a burst with maxBacklog: 0', async () => {
