@@ -65,7 +65,7 @@ async function stream (send: Send, path: string, count: number, every: number): 
 async function taught (shedding: LoadSheddingOptions, render: string): Promise<(n: number) => Promise<number>> {
   server = await serve({ ...base, shedding })
   for (let i = 0; i < 24; i++) expect((await get(server.url + render)).status).toBe(200)
-  const send = await connections(server.url)
+  const send = await connections(server.url, 32)
   return async (n) => {
     const burst = await send(render, n)
     expect(otherThanLoad(burst)).toEqual([])
