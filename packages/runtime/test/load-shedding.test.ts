@@ -58,19 +58,29 @@ async function stream (send: Send, path: string, count: number, every: number): 
 }
 
 /**
- * Starts a 1-worker server with these shedding options and teaches it what `render` costs;
- * returns a sender of bursts of `render` that answers how many of a burst were served (the
- * rest must have been shed for backlog, or cut from the queue at the overload).
+ * Starts a 1-worker server with these shedding options, teaches it what `render` costs (24
+ * renders one after another) and opens `count` connections to it; returns the server and
+ * their sender.
+ */
+async function teach (shedding: LoadSheddingOptions, render: string, count: number): Promise<{ spindle: SpindleServer, send: Send }> {
+  const spindle = server = await serve({ ...base, shedding })
+  for (let i = 0; i < 24; i++) expect((await get(spindle.url + render)).status).toBe(200)
+  return { spindle, send: await connections(spindle.url, count) }
+}
+
+/** How many of these answers were served; the rest must have been shed for backlog or overload. */
+function servedOf (answers: Answers): number {
+  expect(otherThanLoad(answers)).toEqual([])
+  return answers.filter((r) => r.status === 200).length
+}
+
+/**
+ * Like teach(), and returns a sender of bursts of `render` that answers how many of a burst
+ * were served (the rest must have been shed for backlog, or cut from the queue at the overload).
  */
 async function taught (shedding: LoadSheddingOptions, render: string): Promise<(n: number) => Promise<number>> {
-  server = await serve({ ...base, shedding })
-  for (let i = 0; i < 24; i++) expect((await get(server.url + render)).status).toBe(200)
-  const send = await connections(server.url, 32)
-  return async (n) => {
-    const burst = await send(render, n)
-    expect(otherThanLoad(burst)).toEqual([])
-    return burst.filter((r) => r.status === 200).length
-  }
+  const { send } = await teach(shedding, render, 32)
+  return async (n) => servedOf(await send(render, n))
 }
 
 describe('load shedding in runtime workers', () => {
@@ -193,10 +203,8 @@ describe('load shedding in runtime workers', () => {
   })
 
   it('sheds the renders it queued beyond overloadBacklog before the overload showed, while their wait is short', async () => {
-    server = await serve({ ...base, shedding: { maxBacklog: 400, overloadBacklog: 30 } })
     const render = '/render?ms=10&chunks=5'
-    for (let i = 0; i < 24; i++) expect((await get(server.url + render)).status).toBe(200)
-    const send = await connections(server.url, 64)
+    const { spindle, send } = await teach({ maxBacklog: 400, overloadBacklog: 30 }, render, 64)
     await sleep(1100)
     // From calm, a render of 10 ms every 2 ms: five times what the worker renders. The queue
     // fills to the full 100 ms within a few renders, and as each render finishes, a newly
@@ -207,18 +215,16 @@ describe('load shedding in runtime workers', () => {
     expect(reasons.filter((r) => !['served', 'backlog', 'overload'].includes(r))).toEqual([])
     expect(reasons.slice(0, 3)).toEqual(['served', 'served', 'served'])
     expect(reasons).toContain('overload')
-    const shed = server.status()[0]!.shed
+    const shed = spindle.status()[0]!.shed
     expect(shed.overload).toBe(reasons.filter((r) => r === 'overload').length)
     expect(shed.backlog).toBe(reasons.filter((r) => r === 'backlog').length)
   })
 
   it('runs one render at a time while renders arrive far faster than it serves them, and two again after', async () => {
-    server = await serve({ ...base, shedding: { maxBacklog: 100, overloadBacklog: 30 } })
-    const url = server.url
     // Renders of 20 ms: more than the loop time under which renders may overlap anyway.
     const render = '/render?ms=20&chunks=5'
-    for (let i = 0; i < 24; i++) expect((await get(url + render)).status).toBe(200)
-    const send = await connections(url, 64)
+    const { spindle, send } = await teach({ maxBacklog: 100, overloadBacklog: 30 }, render, 64)
+    const url = spindle.url
     const peak = async (): Promise<number> => (await get(url + '/peak')).json().peak as number
     await sleep(1100)
     // A render of 20 ms every 4 ms for 600 ms: five times what the worker renders. Its slices
@@ -256,32 +262,26 @@ describe('load shedding in runtime workers', () => {
   })
 
   it('queues past maxBacklog, up to twice it, while the renders arriving ask for less than the loop has', async () => {
-    server = await serve({ ...base, shedding: { maxBacklog: 80, overloadBacklog: 0 } })
     const render = '/render?ms=10&chunks=2'
-    for (let i = 0; i < 24; i++) expect((await get(server.url + render)).status).toBe(200)
-    const send = await connections(server.url, 48)
-    const served = (answers: Answers): number => {
-      expect(otherThanLoad(answers)).toEqual([])
-      return answers.filter((r) => r.status === 200).length
-    }
+    const { spindle, send } = await teach({ maxBacklog: 80, overloadBacklog: 0 }, render, 48)
     // From calm, 10 renders of 10 ms at once: too soon to judge the arrivals, so the queue
     // stops at 80 ms and the last of them are shed.
     await sleep(1100)
-    expect(served(await send(render, 10))).toBeLessThan(10)
+    expect(servedOf(await send(render, 10))).toBeLessThan(10)
     // The same 10 while a render arrives every 25 ms (40 % of the loop): the arrivals of the
     // last half second ask for less than the loop has, so all of them queue, 100-130 ms.
     await sleep(1100)
     let steady = stream(send, render, 24, 25)
     await sleep(500)
-    expect(served(await send(render, 10))).toBe(10)
-    expect(served(await steady)).toBe(24)
+    expect(servedOf(await send(render, 10))).toBe(10)
+    expect(servedOf(await steady)).toBe(24)
     // 30 at once is more than twice the bound: the worker queues up to 160 ms and sheds the rest.
     await sleep(1100)
     steady = stream(send, render, 24, 25)
     await sleep(500)
-    expect(served(await send(render, 30))).toBeLessThan(30)
-    served(await steady)
-    expect(server.status()[0]!.shed.backlog).toBeGreaterThanOrEqual(2)
+    expect(servedOf(await send(render, 30))).toBeLessThan(30)
+    servedOf(await steady)
+    expect(spindle.status()[0]!.shed.backlog).toBeGreaterThanOrEqual(2)
   })
 
   it('admits every render of a burst with maxBacklog: 0', async () => {
