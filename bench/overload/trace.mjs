@@ -2,8 +2,9 @@
 // what run.mjs reports as percentiles, broken down by when each request was sent, so the
 // onset of an overload can be told from its steady state, and admission settings can be
 // compared in alternated runs.
-//   node bench/overload/trace.mjs --capacity 140 [--label run] [--out file.json] [--shedding off]
-// SHED_OPTIONS='{"maxBacklog":50}' is passed on to the server (see spindle.mjs).
+//   node bench/overload/trace.mjs --capacity 140 [--label run] [--out file.json] [--shedding off] [--node-flags='--no-concurrent-marking']
+// SHED_OPTIONS='{"maxBacklog":50}' is passed on to the server (see spindle.mjs); --node-flags=
+// starts the server's Node.js with these flags (V8's garbage-collection switches, say).
 // It warms the server up (10 s at 0.5x), then sends 0.2x, 0.8x, 1.5x and 3x of the capacity
 // for 5 s each with 3 s pauses, as run.mjs does, and prints a line per level; --out writes
 // each request as [sent at ms, latency ms, status (0: no answer), X-Spindle-Shed].
@@ -22,6 +23,7 @@ const { values } = parseArgs({
     label: { type: 'string', default: 'run' },
     out: { type: 'string' },
     shedding: { type: 'string', default: 'on' },
+    'node-flags': { type: 'string', default: '' },
   },
 })
 const capacity = Number(values.capacity)
@@ -36,7 +38,7 @@ const sortedMs = (records) => records.map((r) => r.ms).sort((a, b) => a - b)
 
 const server = await startServer({
   command: process.execPath,
-  args: [here + 'spindle.mjs'],
+  args: [...values['node-flags'].split(/\s+/).filter(Boolean), here + 'spindle.mjs'],
   cwd: here,
   env: { PORT: String(port), CONTROL_PORT: String(controlPort), SHEDDING: values.shedding },
   readyUrl: url,
