@@ -134,6 +134,29 @@ describe('load shedding in runtime workers', () => {
     expect(server.status()[0]!.shed.queueTime).toBe(1)
   })
 
+  it('sheds renders while the supervisor sees the heap past maxHeapRatio, serves the rest, and stops once it falls', async () => {
+    // Flagged past half of a 96 MB heap; replaced only past 0.9 of it.
+    server = await serve({ ...base, maxHeapMb: 96, shedding: { maxHeapRatio: 0.5 } })
+    const url = server.url
+    expect((await get(url + '/render')).status).toBe(200)
+    expect((await get(url + '/retain?mb=45')).json().retainedMb).toBe(45)
+    const shed = await waitFor('a render to be shed for the heap', async () => {
+      const res = await get(url + '/render')
+      return res.status === 503 ? res : undefined
+    }, 10_000, 50)
+    expect(shed.headers['x-spindle-shed']).toBe('supervisor')
+    expect(shed.headers['retry-after']).toBe('1')
+    expect((await get(url + '/cached')).headers['x-cache']).toBe('HIT')
+    expect((await get(url + '/assets/app.js')).status).toBe(200)
+    expect((await get(server.controlUrl! + '/healthz')).status).toBe(200)
+    expect(server.status()[0]!.shed.supervisor).toBeGreaterThan(0)
+
+    await get(url + '/release')
+    await waitFor('renders to be served again', async () => (await get(url + '/render')).status === 200, 10_000, 50)
+    // The same worker: flagged for shedding, never replaced.
+    expect(server.status()[0]!.generation).toBe(1)
+  })
+
   it('sheds the renders a burst brings past maxBacklog, serves the rest in turn, and never sheds a lone slow render', async () => {
     server = await serve({ ...base, shedding: { maxBacklog: 100 } })
     const url = server.url
