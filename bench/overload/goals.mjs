@@ -5,7 +5,8 @@
 // Each run measures the closed-loop capacity of Spindle with 2 workers and shedding off, then
 // starts a fresh server with shedding on, warms it up and loads it at 0.8x and 3x of that
 // capacity, and prints one line: what was shed at 0.8x, and goodput (as a share of the
-// capacity), 2xx and 503 p99 and timeouts at 3x, next to the goals of docs/overload.md.
+// capacity), 2xx and 503 p99 and timeouts at 3x; at the end, in how many runs each goal of
+// docs/overload.md was met.
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -25,9 +26,17 @@ const duration = whole('duration', 2)
 const here = fileURLToPath(new URL('.', import.meta.url))
 const start = (shedding) => startServer({ command: process.execPath, args: [here + 'spindle.mjs'], cwd: here, env: { PORT: String(port), SHEDDING: shedding }, readyUrl: url, headers })
 const ms = (x) => (Number.isFinite(x) ? Math.round(x) : '-')
+// Each goal, and in how many runs it was met.
+const goals = [
+  ['nothing shed at 0.8x', (r) => r.near.status503 === 0],
+  ['goodput at 3x >= 90 % of capacity', (r) => r.over.goodput >= 0.9 * r.capacity],
+  ['2xx p99 at 3x <= 3x the unloaded p99', (r) => r.over.latency2xx.p99 <= 3 * r.unloaded.latency2xx.p99],
+  ['503 p99 at 3x < 50 ms', (r) => !(r.over.latency503.p99 >= 50)],
+  ['no timeout at 0.8x or 3x', (r) => r.over.timeouts === 0 && r.near.timeouts === 0],
+]
+const met = goals.map(() => 0)
 
 console.log(`${runs} runs of: closed-loop capacity (shedding off), then 0.8x and 3x of it for ${duration} s each (shedding on)`)
-console.log('goals: nothing shed at 0.8x; at 3x goodput >= 90 % of capacity, 2xx p99 <= 3x the unloaded p99, 503 p99 < 50 ms, no timeout')
 for (let i = 1; i <= runs; i++) {
   let server = await start('off')
   let capacity
@@ -46,5 +55,7 @@ for (let i = 1; i <= runs; i++) {
     console.log(`run ${i}: capacity ${capacity} req/s | 0.8x: ${near.status503} of ${near.sent} shed, 2xx p99 ${ms(near.latency2xx.p99)} ms` +
       ` | 3x: goodput ${Math.round(over.goodput)}/s (${Math.round((100 * over.goodput) / capacity)} %), 2xx p99 ${ms(over.latency2xx.p99)} ms` +
       ` (unloaded ${ms(unloaded.latency2xx.p99)}), 503 p99 ${ms(over.latency503.p99)} ms, timeouts ${over.timeouts}`)
+    goals.forEach(([, check], g) => { if (check({ capacity, unloaded, near, over })) met[g]++ })
   } finally { await server.stop() }
 }
+for (let g = 0; g < goals.length; g++) console.log(`${goals[g][0]}: met in ${met[g]} of ${runs} runs`)
