@@ -349,21 +349,21 @@ describe('loadShedding plugin in one Fastify process', () => {
   })
 
   it('sheds for event-loop utilization and for heap used, with the given Retry-After, and serves the given static prefixes', async () => {
-    const listen = async (opts: LoadSheddingOptions): Promise<string> => {
-      app = Fastify()
-      await app.register(loadShedding, { sampleInterval: 200, retryAfter: 7, staticPrefixes: ['/public/'], ...opts })
-      app.get('/render', async () => 'rendered\n')
-      app.get('/public/logo.svg', async () => '<svg/>\n')
-      await app.listen({ port: 0, host: '127.0.0.1' })
+    const listen = async (opts: LoadSheddingOptions): Promise<{ url: string, fastify: FastifyInstance }> => {
+      const fastify = app = Fastify()
+      await fastify.register(loadShedding, { sampleInterval: 200, retryAfter: 7, staticPrefixes: ['/public/'], ...opts })
+      fastify.get('/render', async () => 'rendered\n')
+      fastify.get('/public/logo.svg', async () => '<svg/>\n')
+      await fastify.listen({ port: 0, host: '127.0.0.1' })
       // Past the first two samples, which cover start-up and are not judged.
       await sleep(450)
-      return `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+      return { url: `http://127.0.0.1:${(fastify.server.address() as { port: number }).port}`, fastify }
     }
 
     // A loop busy for 600 ms: the sample taken right after covers it and at most 200 ms of
     // idle before it, a utilization of at least 0.75. A request that a busy machine delays
     // past the next sample is judged by that one instead: try again.
-    let url = await listen({ maxEventLoopUtilization: 0.5 })
+    let { url, fastify } = await listen({ maxEventLoopUtilization: 0.5 })
     let render: Awaited<ReturnType<typeof get>> | undefined
     let asset: Awaited<ReturnType<typeof get>>
     for (let i = 0; i < 3 && render?.status !== 503; i++) {
@@ -376,15 +376,15 @@ describe('loadShedding plugin in one Fastify process', () => {
     expect(render!.status).toBe(503)
     expect(render!.headers['x-spindle-shed']).toBe('eventLoopUtilization')
     expect(render!.headers['retry-after']).toBe('7')
-    expect(app.shedCounts().eventLoopUtilization).toBe(1)
-    await app.close()
+    expect(fastify.shedCounts().eventLoopUtilization).toBe(1)
+    await fastify.close()
 
     // Any heap is more than one byte.
-    url = await listen({ maxHeapUsedBytes: 1 })
+    ;({ url, fastify } = await listen({ maxHeapUsedBytes: 1 }))
     ;[render, asset] = await Promise.all([get(url + '/render'), get(url + '/public/logo.svg')])
     expect(render.status).toBe(503)
     expect(render.headers['x-spindle-shed']).toBe('heapUsedBytes')
     expect(asset.status).toBe(200)
-    expect(app.shedCounts().heapUsedBytes).toBe(1)
+    expect(fastify.shedCounts().heapUsedBytes).toBe(1)
   })
 })
