@@ -1,7 +1,8 @@
 // Load shedding: under pressure, answer renders with an immediate 503 + Retry-After instead
-// of queueing them behind a busy event loop. @fastify/under-pressure samples the pressure;
-// the decision is taken in preHandler, after the app's onRequest hooks (a cache answering
-// there is served) and before the handler (a render never starts).
+// of queueing them behind a busy event loop. @fastify/under-pressure samples the pressure,
+// in a context of its own, so an app that registers it too (for a status route, say) does
+// not clash with it; the decision is taken in preHandler, after the app's onRequest hooks (a
+// cache answering there is served) and before the handler (a render never starts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
@@ -32,8 +33,8 @@ declare module 'fastify' {
 
 type Options = LoadSheddingOptions & { [kWorkerStatus]?: Int32Array }
 type Stamped = { [kArrivedAt]?: number }
-type Marked = FastifyRequest & { [kPressure]?: ShedReason }
-const kPressure = Symbol('spindle.pressure')
+/** What @fastify/under-pressure's `memoryUsage()` answers: its last sample. */
+interface Sample { eventLoopDelay: number, heapUsed: number, eventLoopUtilized: number }
 const ADMIT = 0
 
 async function plugin (fastify: FastifyInstance, input: Options): Promise<void> {
@@ -46,19 +47,19 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   const maxBacklog = opts.maxBacklog
   const backlog = maxBacklog > 0 ? new Backlog(maxBacklog, opts.overloadBacklog, maxQueueTime, shed) : undefined
 
-  // under-pressure checks its samples in onRequest; this handler only marks the request, so
-  // the app's own onRequest hooks (a cache lookup) still get to answer it.
-  await fastify.register(underPressure, {
-    sampleInterval: opts.sampleInterval,
-    maxEventLoopDelay: opts.maxEventLoopDelay,
-    maxEventLoopUtilization: opts.maxEventLoopUtilization,
+  // under-pressure only samples here: registered in a context of its own (not the app's),
+  // its decorators stay out of the app's way, and the thresholds are judged in preHandler.
+  let sample: () => Sample = () => ({ eventLoopDelay: 0, heapUsed: 0, eventLoopUtilized: 0 })
+  await fastify.register(async (gauge) => {
     // 'interval' judges the last sample, not the average since start.
-    eventLoopUtilizationMode: 'interval',
-    maxHeapUsedBytes: opts.maxHeapUsedBytes,
-    pressureHandler: (req: FastifyRequest, _reply: FastifyReply, type: string) => {
-      (req as Marked)[kPressure] = type === 'heapUsedBytes' ? 'heapUsedBytes' : type === 'eventLoopUtilization' ? 'eventLoopUtilization' : 'eventLoopDelay'
-    },
+    await gauge.register(underPressure, { sampleInterval: opts.sampleInterval, eventLoopUtilizationMode: 'interval' })
+    const own = gauge as unknown as { memoryUsage: () => Sample }
+    sample = () => own.memoryUsage()
   })
+  const maxEventLoopDelay = opts.maxEventLoopDelay
+  const maxHeapUsedBytes = opts.maxHeapUsedBytes
+  const maxEventLoopUtilization = opts.maxEventLoopUtilization
+  const judged = maxEventLoopDelay > 0 || maxHeapUsedBytes > 0 || maxEventLoopUtilization > 0
 
   // The first samples cover start-up (imports, registration), not load: judge only samples
   // taken wholly after the server listens.
@@ -84,7 +85,7 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   }
 
   fastify.addHook('preHandler', (req, reply, done) => {
-    const reason = reasonToShed(req as Marked)
+    const reason = reasonToShed(req)
     if (reason === undefined) { done(); return }
     if (reason !== ADMIT) { shed(reply, reason); return }
     if (!backlog) { done(); return }
@@ -102,12 +103,17 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   }
 
   /** undefined: never shed (not a render); ADMIT: a render let in; else why it is shed. */
-  function reasonToShed (req: Marked): ShedReason | typeof ADMIT | undefined {
+  function reasonToShed (req: FastifyRequest): ShedReason | typeof ADMIT | undefined {
     if (req.routeOptions.config.shed === false) return undefined
     const url = req.url
     for (let i = 0; i < prefixes.length; i++) if (url.startsWith(prefixes[i]!)) return undefined
     const now = performance.now()
-    if (req[kPressure] && now > armedAt) return req[kPressure]
+    if (judged && now > armedAt) {
+      const m = sample()
+      if (maxEventLoopDelay > 0 && m.eventLoopDelay > maxEventLoopDelay) return 'eventLoopDelay'
+      if (maxHeapUsedBytes > 0 && m.heapUsed > maxHeapUsedBytes) return 'heapUsedBytes'
+      if (maxEventLoopUtilization > 0 && m.eventLoopUtilized > maxEventLoopUtilization) return 'eventLoopUtilization'
+    }
     if (status && Atomics.load(status, STATUS_PRESSURE) !== 0) return 'supervisor'
     const arrived = (req.raw as Stamped)[kArrivedAt]
     if (maxQueueTime > 0 && arrived !== undefined && now - arrived > maxQueueTime) return 'queueTime'

@@ -2,6 +2,7 @@ import { Agent } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import Fastify, { type FastifyInstance } from 'fastify'
+import underPressure from '@fastify/under-pressure'
 import { loadShedding, serve, type LoadSheddingOptions, type SpindleServer } from '@spindle/runtime'
 import { fixture, get, waitFor } from './helpers.ts'
 
@@ -122,6 +123,24 @@ describe('load shedding in runtime workers', () => {
     await waitFor('renders to be served again', async () => (await get(url + '/render')).status === 200, 10_000, 50)
     await waitFor('readiness to recover', async () => (await get(server!.controlUrl! + '/readyz')).status === 200, 10_000, 50)
     expect(server.status()[0]!.state).toBe('ready')
+  })
+
+  it('works beside an app that registers @fastify/under-pressure itself', async () => {
+    server = await serve({ ...base, app: fixture('own-pressure-app.js'), shedding })
+    const url = server.url
+    expect((await get(url + '/up')).json()).toEqual({ status: 'ok' })
+    expect((await get(url + '/render')).status).toBe(200)
+    const load = pressure(url)
+    try {
+      const shed = await waitFor('a render to be shed', async () => {
+        const res = await get(url + '/render')
+        return res.status === 503 ? res : undefined
+      }, 10_000, 20)
+      expect(shed.headers['x-spindle-shed']).toBe('eventLoopDelay')
+    } finally {
+      await load.stop()
+    }
+    await waitFor('renders to be served again', async () => (await get(url + '/render')).status === 200, 10_000, 50)
   })
 
   it('sheds a render that waited longer than maxQueueTime before its handler', async () => {
@@ -386,5 +405,26 @@ describe('loadShedding plugin in one Fastify process', () => {
     expect(render.headers['x-spindle-shed']).toBe('heapUsedBytes')
     expect(asset.status).toBe(200)
     expect(fastify.shedCounts().heapUsedBytes).toBe(1)
+  })
+
+  it('registers beside @fastify/under-pressure in the same context, each with its own thresholds', async () => {
+    app = Fastify()
+    await app.register(loadShedding, { maxEventLoopDelay: 50, sampleInterval: 200 })
+    await app.register(underPressure, { exposeStatusRoute: '/up', sampleInterval: 100, maxHeapUsedBytes: 1, pressureHandler: () => undefined })
+    app.get('/render', async () => 'rendered\n')
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+    await sleep(450)
+    // The app's own instance answers its status route and reports its samples.
+    expect((await get(url + '/up')).json()).toEqual({ status: 'ok' })
+    expect(app.memoryUsage().heapUsed).toBeGreaterThan(0)
+    // The app's heap threshold is its own business: renders are served.
+    expect((await get(url + '/render')).status).toBe(200)
+    const until = performance.now() + 600
+    while (performance.now() < until) { /* block */ }
+    await sleep(20)
+    const render = await get(url + '/render')
+    expect(render.status).toBe(503)
+    expect(render.headers['x-spindle-shed']).toBe('eventLoopDelay')
   })
 })
