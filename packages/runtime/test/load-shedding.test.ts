@@ -328,6 +328,28 @@ describe('load shedding in runtime workers', () => {
     expect(spindle.status()[0]!.shed.backlog).toBeGreaterThanOrEqual(2)
   })
 
+  it('warns once when a worker sheds far more than it serves: clients asking again at once', async () => {
+    const warnings: Array<{ fields: Record<string, unknown>, msg: string }> = []
+    const logger = { info () {}, error () {}, warn (fields: Record<string, unknown>, msg: string) { warnings.push({ fields, msg }) } }
+    // Every render is shed at once (any heap is more than one byte), so eight clients that
+    // ask again on each 503 make a flood of them.
+    server = await serve({ ...base, logger, shedding: { maxHeapUsedBytes: 1, sampleInterval: 50 } })
+    const send = await connections(server.url, 8)
+    const flood = (): { fields: Record<string, unknown>, msg: string } | undefined => warnings.find((w) => w.msg.startsWith('worker sheds far more requests than it serves'))
+    const until = performance.now() + 10_000
+    await Promise.all(Array.from({ length: 8 }, async () => {
+      while (!flood() && performance.now() < until) await send('/render', 1)
+    }))
+    const warning = flood()
+    expect(warning?.msg).toContain('docs/overload.md#closed-loop-load-testers')
+    expect(warning?.fields.worker).toBe(1)
+    expect(warning?.fields.shedPerSecond).toBeGreaterThanOrEqual(100)
+    expect(warning?.fields.shedPerSecond).toBeGreaterThanOrEqual(5 * Number(warning?.fields.servedPerSecond))
+    // Once a minute at most.
+    for (let i = 0; i < 1500; i++) expect((await send('/render', 1))[0]!.status).toBe(503)
+    expect(warnings.filter((w) => w.msg === warning!.msg)).toHaveLength(1)
+  })
+
   it('admits every render of a burst with maxBacklog: 0', async () => {
     server = await serve({ ...base, shedding: { maxBacklog: 0 } })
     const render = server.url + '/render?ms=30&chunks=3'
