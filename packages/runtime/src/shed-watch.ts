@@ -59,11 +59,11 @@ export function judgeShedding (watch: ShedWatch, w: ManagedWorker, now: number, 
 
 /**
  * Once per FLOOD_WINDOW: whether the worker shed far more requests than it served in the
- * window (see FLOOD_RATIO), at most once per FLOOD_QUIET; undefined otherwise.
+ * window (see FLOOD_RATIO), at most once per FLOOD_QUIET; undefined otherwise. Call it after
+ * judgeShedding() in the same tick: it reads the shed total that one counted.
  */
 export function judgeFlood (watch: ShedWatch, w: ManagedWorker, now: number): Flood | undefined {
-  let shed = 0
-  for (let i = 0; i < SHED_REASONS.length; i++) shed += w.shedCount(i)
+  const shed = watch.total
   const requests = w.requests
   const f = watch.flood
   if (!f || f.worker !== w) {

@@ -177,12 +177,14 @@ export class Supervisor extends EventEmitter {
       const previous = slot.verdict
       slot.verdict = assess({ silentFor: slot.silentFor, heapUsed: heap?.used, heapLimit: heap?.limit }, this.#opts)
       if (slot.crashes > 0 && now - w.startedAt > STABLE_AFTER) slot.crashes = 0
-      if (this.#opts.shedding && judgeShedding(slot.shedWatch, w, now, this.#opts.shedding, this.#opts.heapLimitRatio)) {
-        this.#opts.logger.warn({ worker: slot.id }, slot.shedWatch.overloaded ? 'worker overloaded: not ready while it keeps shedding' : 'worker no longer overloaded')
-      }
-      const flood = this.#opts.shedding ? judgeFlood(slot.shedWatch, w, now) : undefined
-      if (flood) {
-        this.#opts.logger.warn({ worker: slot.id, ...flood }, 'worker sheds far more requests than it serves: far past its capacity, or clients that ask again the moment a 503 arrives (a closed-loop load tester); to measure capacity, start with --no-shedding (docs/overload.md#closed-loop-load-testers)')
+      if (this.#opts.shedding) {
+        if (judgeShedding(slot.shedWatch, w, now, this.#opts.shedding, this.#opts.heapLimitRatio)) {
+          this.#opts.logger.warn({ worker: slot.id }, slot.shedWatch.overloaded ? 'worker overloaded: not ready while it keeps shedding' : 'worker no longer overloaded')
+        }
+        const flood = judgeFlood(slot.shedWatch, w, now)
+        if (flood) {
+          this.#opts.logger.warn({ worker: slot.id, ...flood }, 'worker sheds far more requests than it serves: far past its capacity, or clients that ask again the moment a 503 arrives (a closed-loop load tester); to measure capacity, start with --no-shedding (docs/overload.md#closed-loop-load-testers)')
+        }
       }
       if (slot.verdict !== previous && (slot.verdict === 'unresponsive' || previous === 'unresponsive')) {
         this.#opts.logger.warn({ worker: slot.id, silentForMs: slot.silentFor }, slot.verdict === 'unresponsive' ? 'worker unresponsive' : 'worker responsive again')

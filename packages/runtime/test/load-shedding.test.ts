@@ -30,6 +30,19 @@ function pressure (url: string): { stop: () => Promise<void> } {
   return { stop: async () => { running = false; await Promise.all(loops) } }
 }
 
+/** Asks for a render every `every` ms until one is shed; returns that answer. */
+async function firstShed (url: string, every: number): Promise<Awaited<ReturnType<typeof get>>> {
+  return await waitFor('a render to be shed', async () => {
+    const res = await get(url + '/render')
+    return res.status === 503 ? res : undefined
+  }, 10_000, every)
+}
+
+/** Waits until renders are served again. */
+async function servedAgain (url: string): Promise<void> {
+  await waitFor('renders to be served again', async () => (await get(url + '/render')).status === 200, 10_000, 50)
+}
+
 type Send = (path: string, n: number) => Promise<Array<Awaited<ReturnType<typeof get>>>>
 
 /**
@@ -92,10 +105,7 @@ describe('load shedding in runtime workers', () => {
 
     const load = pressure(url)
     try {
-      const shed = await waitFor('a render to be shed', async () => {
-        const res = await get(url + '/render')
-        return res.status === 503 ? res : undefined
-      }, 10_000, 20)
+      const shed = await firstShed(url, 20)
       expect(shed.headers['retry-after']).toBe('1')
       expect(shed.headers['x-spindle-shed']).toBe('eventLoopDelay')
       expect(shed.body).toBe('Service Unavailable\n')
@@ -120,7 +130,7 @@ describe('load shedding in runtime workers', () => {
       await load.stop()
     }
 
-    await waitFor('renders to be served again', async () => (await get(url + '/render')).status === 200, 10_000, 50)
+    await servedAgain(url)
     await waitFor('readiness to recover', async () => (await get(server!.controlUrl! + '/readyz')).status === 200, 10_000, 50)
     expect(server.status()[0]!.state).toBe('ready')
   })
@@ -132,15 +142,12 @@ describe('load shedding in runtime workers', () => {
     expect((await get(url + '/render')).status).toBe(200)
     const load = pressure(url)
     try {
-      const shed = await waitFor('a render to be shed', async () => {
-        const res = await get(url + '/render')
-        return res.status === 503 ? res : undefined
-      }, 10_000, 20)
+      const shed = await firstShed(url, 20)
       expect(shed.headers['x-spindle-shed']).toBe('eventLoopDelay')
     } finally {
       await load.stop()
     }
-    await waitFor('renders to be served again', async () => (await get(url + '/render')).status === 200, 10_000, 50)
+    await servedAgain(url)
   })
 
   it('sheds a render that waited longer than maxQueueTime before its handler', async () => {
@@ -159,10 +166,7 @@ describe('load shedding in runtime workers', () => {
     const url = server.url
     expect((await get(url + '/render')).status).toBe(200)
     expect((await get(url + '/retain?mb=45')).json().retainedMb).toBe(45)
-    const shed = await waitFor('a render to be shed for the heap', async () => {
-      const res = await get(url + '/render')
-      return res.status === 503 ? res : undefined
-    }, 10_000, 50)
+    const shed = await firstShed(url, 50)
     expect(shed.headers['x-spindle-shed']).toBe('supervisor')
     expect(shed.headers['retry-after']).toBe('1')
     expect((await get(url + '/cached')).headers['x-cache']).toBe('HIT')
@@ -171,7 +175,7 @@ describe('load shedding in runtime workers', () => {
     expect(server.status()[0]!.shed.supervisor).toBeGreaterThan(0)
 
     await get(url + '/release')
-    await waitFor('renders to be served again', async () => (await get(url + '/render')).status === 200, 10_000, 50)
+    await servedAgain(url)
     // The same worker: flagged for shedding, never replaced.
     expect(server.status()[0]!.generation).toBe(1)
   })
