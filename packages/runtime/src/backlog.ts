@@ -23,13 +23,18 @@
 // - Catching up: a worker whose arrivals ask for at most CATCH_UP_LOAD of its loop time
 //   queues past maxBacklog, up to CATCH_UP_BACKLOG times it. Its queue grew in a stall (a
 //   garbage collection, a core taken by another thread) or from a few arrivals close together,
-//   and drains by itself; shedding there would turn ordinary load into errors. A burst from
-//   calm, too short to judge, gets maxBacklog.
+//   and drains by itself; shedding there would turn ordinary load into errors. A worker that
+//   keeps up over time (the arrivals of the last SUSTAINED_WINDOW ms, with no quiet stretch
+//   among them, ask for at most KEEPING_UP of its loop) catches up from a clump of arrivals
+//   that asks for up to SINGLE_LOAD, and queues up to KEPT_UP_BACKLOG times maxBacklog:
+//   short windows of an ordinary load swing that far. A burst from calm, too short to judge,
+//   gets maxBacklog.
 // - Overload: a worker that shed for backlog in the last OVERLOAD_HOLD ms while the renders
 //   arriving ask for more loop time than passes (arrivals x cost over the last 250-500 ms,
-//   or, after a quiet stretch, over what arrived since, above OVERLOAD_LOAD) is past its
-//   capacity, not in a burst. It holds its queue to the shorter overloadBacklog (and past
-//   SINGLE_LOAD runs one render at a time), so what it admits is served sooner, and sheds
+//   or, after a quiet stretch, over what arrived since, above OVERLOAD_LOAD, and, for a
+//   worker that keeps up over time, above SINGLE_LOAD) is past its capacity, not in a burst.
+//   It holds its queue to the shorter overloadBacklog (and past SINGLE_LOAD runs one render
+//   at a time), so what it admits is served sooner, and sheds
 //   (reason 'overload') the renders that queued beyond the bound before the overload
 //   showed, while their 503 is still fast. Near capacity the arrivals ask for less than the
 //   loop has, and a burst (all at once, from calm) still gets the full maxBacklog and two
@@ -65,6 +70,13 @@ const SINGLE_LOAD = 2
  */
 const CATCH_UP_LOAD = 1.2
 const CATCH_UP_BACKLOG = 2
+/** Span, in ms, of the arrivals that tell whether a worker keeps up over time: SLOTS windows. */
+const SUSTAINED_WINDOW = 2000
+const SLOTS = SUSTAINED_WINDOW / RATE_WINDOW
+/** Arrivals of the last SUSTAINED_WINDOW ms that ask for at most this share of the loop time: the worker keeps up. */
+const KEEPING_UP = 1
+/** How far past maxBacklog, as a multiple of it, a worker that keeps up may queue. */
+const KEPT_UP_BACKLOG = 3
 /** A queued render that has waited longer than this, in ms, stays when the queue is cut: its 503 would not be fast. */
 const TRIM_AGE = 20
 /** How often, in ms, a non-empty queue checks whether the loop has idle time. */
@@ -98,6 +110,12 @@ export class Backlog {
   #windowStart = 0
   #before = 0
   #beforeSpan = 0
+  // Render arrivals per RATE_WINDOW over the last SUSTAINED_WINDOW (a ring of SLOTS counts,
+  // each with the number of its window), and since when they have come without a quiet stretch.
+  readonly #slotCounts = new Uint32Array(SLOTS)
+  readonly #slotIds = new Float64Array(SLOTS).fill(-1)
+  #activeSince = 0
+  #lastArrival = -Infinity
   #pollElu: EventLoopUtilization | undefined
   readonly #onClose: (this: ServerResponse) => void
 
@@ -145,10 +163,11 @@ export class Backlog {
     if (running === 0 && this.queued === 0) { this.#start(reply, start, now); return undefined }
     const load = this.#load(now)
     if (this.queued > 0) {
-      const overloaded = load > OVERLOAD_LOAD
+      const keepingUp = this.#sustained(now) <= KEEPING_UP
+      const overloaded = load > OVERLOAD_LOAD && (load > SINGLE_LOAD || !keepingUp)
       const bound = overloaded ? this.#overloadBacklog : this.#maxBacklog
       const ahead = this.ahead()
-      if (ahead > bound && (overloaded || !this.#catchingUp(ahead, now))) {
+      if (ahead > bound && (overloaded || !this.#catchingUp(ahead, now, keepingUp))) {
         this.#lastShedAt = now
         if (overloaded) this.#trim(bound, now)
         return 'backlog'
@@ -162,6 +181,12 @@ export class Backlog {
 
   /** Counts a render arrival in the current window, opening a new one when it is full. */
   #arrived (now: number): void {
+    if (now - this.#lastArrival >= QUIET) this.#activeSince = now
+    this.#lastArrival = now
+    const id = Math.floor(now / RATE_WINDOW)
+    const slot = id % SLOTS
+    if (this.#slotIds[slot] !== id) { this.#slotIds[slot] = id; this.#slotCounts[slot] = 0 }
+    this.#slotCounts[slot]!++
     const span = now - this.#windowStart
     if (span >= RATE_WINDOW) {
       // A window that ran on for QUIET ms held a quiet stretch: its count says nothing of the
@@ -192,10 +217,28 @@ export class Backlog {
    * Whether a worker whose queue passed maxBacklog will work it off by itself: the renders
    * arriving ask for at most CATCH_UP_LOAD of its loop time (the queue grew in a stall, a
    * garbage collection or a core busy with another thread, or from a few arrivals close
-   * together), and the work ahead is within CATCH_UP_BACKLOG x maxBacklog.
+   * together) and the work ahead is within CATCH_UP_BACKLOG x maxBacklog; or, when it
+   * `keepsUp` over time, they ask for at most SINGLE_LOAD and the work ahead is within
+   * KEPT_UP_BACKLOG x maxBacklog.
    */
-  #catchingUp (ahead: number, now: number): boolean {
-    return ahead <= CATCH_UP_BACKLOG * this.#maxBacklog && this.#demand(now) <= CATCH_UP_LOAD
+  #catchingUp (ahead: number, now: number, keepsUp: boolean): boolean {
+    const demand = this.#demand(now)
+    return keepsUp
+      ? ahead <= KEPT_UP_BACKLOG * this.#maxBacklog && demand <= SINGLE_LOAD
+      : ahead <= CATCH_UP_BACKLOG * this.#maxBacklog && demand <= CATCH_UP_LOAD
+  }
+
+  /**
+   * The loop time the renders that arrived in the last SUSTAINED_WINDOW ms ask for, as a share
+   * of that time; NaN until they have arrived that long without a quiet stretch (after one, the
+   * count would mix the calm with the load now).
+   */
+  #sustained (now: number): number {
+    if (now - this.#activeSince < SUSTAINED_WINDOW) return Number.NaN
+    const id = Math.floor(now / RATE_WINDOW)
+    let n = 0
+    for (let i = 0; i < SLOTS; i++) if (this.#slotIds[i]! > id - SLOTS) n += this.#slotCounts[i]!
+    return n * this.#cost / (now - (id - SLOTS + 1) * RATE_WINDOW)
   }
 
   /**

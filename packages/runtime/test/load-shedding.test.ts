@@ -332,6 +332,26 @@ describe('load shedding in runtime workers', () => {
     expect(spindle.status()[0]!.shed.backlog).toBeGreaterThanOrEqual(2)
   })
 
+  it('queues a clump of renders up to three times maxBacklog while the worker keeps up over the last two seconds, and sheds the same clump from calm', async () => {
+    const render = '/render?ms=10&chunks=2'
+    const { spindle, send } = await teach({ maxBacklog: 200 }, render, 64)
+    // 94 renders of 10 ms, one every 7.1 ms: 1.4 times the loop for 670 ms. The queue grows
+    // by 0.4 ms every ms, to about 270 ms: past maxBacklog (200 ms), well within three times it.
+    const clump = async (): Promise<number> => servedOf(await stream(send, render, 94, 7.1))
+    // From calm, the arrivals cannot be weighed over time, and 1.4 times the loop is more than
+    // a worker catches up with: the renders past 200 ms are shed.
+    await sleep(1100)
+    expect(await clump()).toBeLessThan(94)
+    const shedFromCalm = spindle.status()[0]!.shed.backlog
+    expect(shedFromCalm).toBeGreaterThan(0)
+    // After 2.2 s of a render every 40 ms (a quarter of the loop), the last two seconds ask for
+    // less than the loop has, clump included: the worker keeps up, and queues all of it.
+    await sleep(1100)
+    expect(servedOf(await stream(send, render, 55, 40))).toBe(55)
+    expect(await clump()).toBe(94)
+    expect(spindle.status()[0]!.shed.backlog).toBe(shedFromCalm)
+  })
+
   it('warns once when a worker sheds far more than it serves: clients asking again at once', async () => {
     const warnings: Array<{ fields: Record<string, unknown>, msg: string }> = []
     const logger = { info () {}, error () {}, warn (fields: Record<string, unknown>, msg: string) { warnings.push({ fields, msg }) } }
