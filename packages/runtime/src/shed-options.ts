@@ -7,7 +7,8 @@ export interface LoadSheddingOptions {
    * Shed a render when the renders already admitted in this worker would keep it waiting
    * longer than this, in ms of event-loop time (renders in flight x measured loop time per
    * render); one render may always wait. A worker whose arrivals ask for at most 1.2 times
-   * its loop time is catching up, not overloaded, and queues up to twice this. Lower keeps
+   * its loop time is catching up, not overloaded, and queues up to twice this; one whose
+   * arrivals of the last 2 s asked for no more than its loop, up to three times. Lower keeps
    * served requests faster and sheds more of the bursts near capacity. 0 disables. Default 100.
    */
   maxBacklog?: number
