@@ -14,9 +14,8 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startServer } from '../lib/processes.mjs'
-import { closedLoop } from '../lib/closed-loop.mjs'
 import { openLoop } from '../lib/open-loop.mjs'
-import { port, url, headers, warmupLevel, afterWarmup, unloadedLevel, betweenLevels } from './sequence.mjs'
+import { port, url, headers, warmupLevel, afterWarmup, unloadedLevel, betweenLevels, closedLoopCapacity } from './sequence.mjs'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '4' }, duration: { type: 'string', default: '5' }, 'max-drift': { type: 'string', default: '10' } } })
 const whole = (name, min) => {
@@ -45,10 +44,7 @@ console.log(`${runs} runs of: closed-loop capacity (shedding off), then 0.8x and
 /** Closed-loop capacity of a fresh server with shedding off, after a warm-up of the same length. */
 async function measureCapacity () {
   const server = await start('off')
-  try {
-    await closedLoop({ url, connections: 16, duration, headers })
-    return Math.round((await closedLoop({ url, connections: 16, duration, headers })).rps)
-  } finally { await server.stop() }
+  try { return await closedLoopCapacity(duration, duration) } finally { await server.stop() }
 }
 
 for (let i = 1; i <= runs; i++) {

@@ -13,9 +13,8 @@ import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createRequire } from 'node:module'
 import { startServer } from '../lib/processes.mjs'
-import { closedLoop } from '../lib/closed-loop.mjs'
 import { openLoop as constantArrivalRate } from '../lib/open-loop.mjs'
-import { port, url, headers, warmupLevel, afterWarmup, unloadedLevel, levels, betweenLevels } from './sequence.mjs'
+import { port, url, headers, warmupLevel, afterWarmup, unloadedLevel, levels, betweenLevels, closedLoopCapacity } from './sequence.mjs'
 
 const tenth = (x) => (x == null || Number.isNaN(x) ? null : Math.round(x * 10) / 10)
 
@@ -75,10 +74,9 @@ const capacitySource = values.capacity !== undefined ? 'given with --capacity' :
 if (values.capacity !== undefined && !(Number.isInteger(Number(values.capacity)) && Number(values.capacity) >= 1)) {
   throw new Error(`--capacity must be a whole number of req/s of at least 1, got ${JSON.stringify(values.capacity)}`)
 }
-const capacity = values.capacity !== undefined ? Number(values.capacity) : await withServer('spindle-noshed', async () => {
-  await closedLoop({ url, connections: 16, duration: Math.max(3, warmup / 1000), headers })
-  return Math.round((await closedLoop({ url, connections: 16, duration: duration / 1000, headers })).rps)
-})
+const capacity = values.capacity !== undefined
+  ? Number(values.capacity)
+  : await withServer('spindle-noshed', () => closedLoopCapacity(Math.max(3, warmup / 1000), duration / 1000))
 console.log(`capacity (${capacitySource}): ${capacity} req/s`)
 
 // Rounds go over the targets in turn, each with a server started and warmed up afresh:

@@ -1,5 +1,7 @@
-// What the overload benchmark (run.mjs) and its per-request trace (trace.mjs) share: the page
-// under load, how it is asked for, and the sequence of loads, as multiples of the capacity.
+// What the overload benchmark (run.mjs), its per-request trace (trace.mjs) and the goals check
+// (goals.mjs) share: the page under load, how it is asked for, how the capacity is measured,
+// and the sequence of loads, as multiples of the capacity.
+import { closedLoop } from '../lib/closed-loop.mjs'
 
 export const port = 3190
 export const url = `http://127.0.0.1:${port}/dynamic`
@@ -13,3 +15,12 @@ export const unloadedLevel = 0.2
 export const levels = [0.8, 1.5, 3]
 /** Pause after each loaded level, in ms, so the previous level's backlog clears. */
 export const betweenLevels = 3000
+
+/**
+ * The capacity of the server listening on `port`, in req/s: a closed loop of 16 connections
+ * (what the workers render flat out), `warmupSeconds` of warm-up, then `seconds` measured.
+ */
+export async function closedLoopCapacity (warmupSeconds, seconds) {
+  await closedLoop({ url, connections: 16, duration: warmupSeconds, headers })
+  return Math.round((await closedLoop({ url, connections: 16, duration: seconds, headers })).rps)
+}
