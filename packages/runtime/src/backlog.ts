@@ -34,11 +34,10 @@
 //   or, after a quiet stretch, over what arrived since, above OVERLOAD_LOAD, and, for a
 //   worker that keeps up over time, above SINGLE_LOAD) is past its capacity, not in a burst.
 //   It holds its queue to the shorter overloadBacklog (and past SINGLE_LOAD runs one render
-//   at a time), so what it admits is served sooner, and sheds
-//   (reason 'overload') the renders that queued beyond the bound before the overload
-//   showed, while their 503 is still fast. Near capacity the arrivals ask for less than the
-//   loop has, and a burst (all at once, from calm) still gets the full maxBacklog and two
-//   renders at a time.
+//   at a time), so what it admits is served sooner, and sheds (reason 'overload') the
+//   renders that queued beyond the bound before the overload showed, while their 503 is
+//   still fast. Near capacity the arrivals ask for less than the loop has, and a burst (all
+//   at once, from calm) still gets the full maxBacklog and two renders at a time.
 import type { FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
