@@ -1,5 +1,6 @@
 import { EventEmitter, once } from 'node:events'
 import type { EventLoopUtilization } from 'node:perf_hooks'
+import { setFlagsFromString } from 'node:v8'
 import { Worker } from 'node:worker_threads'
 import { SPINDLE_RUNTIME_START_TIMEOUT, SPINDLE_RUNTIME_WORKER_START_FAILED } from './errors.ts'
 import { newBalanceState } from './balance.ts'
@@ -54,6 +55,9 @@ export class ManagedWorker extends EventEmitter {
       shared: opts.shared,
       shedding: opts.shedding,
     }
+    // A V8 switch, not a resource limit: it is process-wide, and a new isolate reads it when its
+    // heap is set up, so it is set before each worker starts.
+    setFlagsFromString(opts.memoryReducer ? '--memory-reducer' : '--no-memory-reducer')
     this.thread = new Worker(WORKER_ENTRY, {
       workerData: data,
       name: `spindle-worker-${id}`,

@@ -35,6 +35,7 @@ describe('serve() options', () => {
     [{ restartDelay: 500, maxRestartDelay: 100 }, 'maxRestartDelay (100) must be at least restartDelay (500)'],
     [{ handleSignals: 'yes' }, 'handleSignals must be a boolean, got "yes"'],
     [{ balanceConnections: 1 }, 'balanceConnections must be a boolean, got 1'],
+    [{ memoryReducer: 'off' }, 'memoryReducer must be a boolean, got "off"'],
     [{ youngGenerationMb: 2 }, "youngGenerationMb must be 0 (V8's default) or a whole number of at least 3, got 2"],
     [{ youngGenerationMb: 16.5 }, "youngGenerationMb must be 0 (V8's default) or a whole number of at least 3, got 16.5"],
     [{ mode: 'dispatch' }, "mode must be 'reuseport' (the only mode available), got \"dispatch\""],

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { Agent } from 'node:http'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { serve, type SpindleServer } from '@spindle/runtime'
 import { fixture, get, waitFor } from './helpers.ts'
 
@@ -109,6 +111,22 @@ describe('serve()', () => {
     const metrics = await get(server.controlUrl + '/metrics')
     expect(metrics.body).toMatch(/^spindle_workers_ready 0$/m)
   })
+
+  it('starts workers without V8\'s memory reducer unless memoryReducer is true, each as configured', async () => {
+    // V8 prints what each isolate's memory reducer does, tagged [pid:isolate:thread]; an
+    // isolate without one prints nothing. The fixture starts a server with memoryReducer: true,
+    // then one with the default, and idles past the reducer's first 8 s timer.
+    const child = spawn(process.execPath, ['--trace-memory-reducer', fixture('memory-reducer.mjs'), '11000'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+    child.stderr.on('data', (chunk: Buffer) => { out += chunk.toString() })
+    const [code] = await once(child, 'exit') as [number | null]
+    expect(code, out).toBe(0)
+    const isolates = new Set([...out.matchAll(/^\[\d+:(0x[0-9a-f]+):(\d+)\][^\n]*Memory reducer/gm)].filter((m) => m[2] !== '0').map((m) => m[1]))
+    // One worker has a reducer: the first server's; the second server's switch, set as its
+    // worker started, did not reach the worker already running.
+    expect(isolates.size, out).toBe(1)
+  }, 30_000)
 
   it('replaces a worker that nears its heap limit, draining the old one', async () => {
     server = await serve({ ...base, workers: 1, maxHeapMb: 64, heapLimitRatio: 0.5 })
