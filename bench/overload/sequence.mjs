@@ -17,10 +17,11 @@ export const levels = [0.8, 1.5, 3]
 export const betweenLevels = 3000
 
 /**
- * The capacity of the server listening on `port`, in req/s: a closed loop of 16 connections
- * (what the workers render flat out), `warmupSeconds` of warm-up, then `seconds` measured.
+ * The capacity of the server at `target` (by default the one listening on `port`), in req/s:
+ * a closed loop of 16 connections (what the workers render flat out), `warmupSeconds` of
+ * warm-up (none if 0), then `seconds` measured.
  */
-export async function closedLoopCapacity (warmupSeconds, seconds) {
-  await closedLoop({ url, connections: 16, duration: warmupSeconds, headers })
-  return Math.round((await closedLoop({ url, connections: 16, duration: seconds, headers })).rps)
+export async function closedLoopCapacity (warmupSeconds, seconds, target = url) {
+  if (warmupSeconds > 0) await closedLoop({ url: target, connections: 16, duration: warmupSeconds, headers })
+  return Math.round((await closedLoop({ url: target, connections: 16, duration: seconds, headers })).rps)
 }
