@@ -12,11 +12,13 @@
 // printed but not judged. Each run prints one line: what was shed at 0.8x, and goodput (as a
 // share of the mean of the readings around 3x), 2xx and 503 p99 and timeouts at 3x. At the
 // end: in how many judged levels each goal of docs/overload.md was met, and in how many runs
-// with both levels judged all of them were.
+// with both levels judged all of them were. The cores the server and the generator used at 3x
+// and in the readings around it are printed too: on a small machine the generator's share
+// grows with the rate it sends.
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { startServer } from '../lib/processes.mjs'
+import { startServer, treeCpuSeconds } from '../lib/processes.mjs'
 import { openLoop } from '../lib/open-loop.mjs'
 import { port, url, headers, warmupLevel, afterWarmup, unloadedLevel, closedLoopCapacity } from './sequence.mjs'
 
@@ -35,6 +37,16 @@ const offPort = port + 1
 const offUrl = url.replace(`:${port}/`, `:${offPort}/`)
 const start = (shedding, p, readyUrl) => startServer({ command: process.execPath, args: [here + 'spindle.mjs'], cwd: here, env: { PORT: String(p), CONTROL_PORT: String(9391 + (p - port)), SHEDDING: shedding }, readyUrl, headers })
 const ms = (x) => (Number.isFinite(x) ? Math.round(x) : '-')
+/** What `fn` returns, with the cores the server's process tree and this process (the load generator) used meanwhile. */
+async function withCores (server, fn) {
+  const cpu = treeCpuSeconds(server.pid)
+  const own = process.cpuUsage()
+  const t0 = performance.now()
+  const value = await fn()
+  const seconds = (performance.now() - t0) / 1000
+  const mine = process.cpuUsage(own)
+  return { value, server: (treeCpuSeconds(server.pid) - cpu) / seconds, generator: (mine.user + mine.system) / 1e6 / seconds }
+}
 const drift = (a, b) => Math.round((100 * Math.abs(b - a)) / a)
 // Each goal, the levels it needs judged, and in how many runs it was met.
 const goals = [
@@ -60,19 +72,26 @@ for (let i = 1; i <= runs; i++) {
       const unloaded = await openLoop({ url, rate: Math.max(1, Math.round(first * unloadedLevel)), duration, headers })
       const before = await closedLoopCapacity(0, duration, offUrl)
       const near = await openLoop({ url, rate: Math.round(before * 0.8), duration, headers })
-      const between = await closedLoopCapacity(0, duration, offUrl)
-      const over = await openLoop({ url, rate: Math.round(between * 3), duration, headers })
-      const after = await closedLoopCapacity(0, duration, offUrl)
-      result = { before, between, after, unloaded, near, over, overCapacity: (between + after) / 2 }
+      const betweenUse = await withCores(off, () => closedLoopCapacity(0, duration, offUrl))
+      const between = betweenUse.value
+      const overUse = await withCores(on, () => openLoop({ url, rate: Math.round(between * 3), duration, headers }))
+      const over = overUse.value
+      const afterUse = await withCores(off, () => closedLoopCapacity(0, duration, offUrl))
+      const after = afterUse.value
+      const cores = (use) => `${use.server.toFixed(2)} / ${use.generator.toFixed(2)}`
+      result = {
+        before, between, after, unloaded, near, over, overCapacity: (between + after) / 2,
+        cores: `cores used by server / generator: 3x ${cores(overUse)}, capacity readings ${cores(betweenUse)} and ${cores(afterUse)}`,
+      }
     } finally { await on.stop() }
   } finally { await off.stop() }
-  const { before, between, after, unloaded, near, over, overCapacity } = result
+  const { before, between, after, unloaded, near, over, overCapacity, cores } = result
   const fair = { near: drift(before, between) <= maxDrift, over: drift(between, after) <= maxDrift }
   const judgedNote = (level, a, b) => `${fair[level] ? '' : 'not judged, '}drift ${drift(a, b)} %`
   console.log(`run ${i}: capacity ${before} / ${between} / ${after} req/s` +
     ` | 0.8x (${judgedNote('near', before, between)}): ${near.status503} of ${near.sent} shed, 2xx p99 ${ms(near.latency2xx.p99)} ms, timeouts ${near.timeouts}` +
     ` | 3x (${judgedNote('over', between, after)}): goodput ${Math.round(over.goodput)}/s (${Math.round((100 * over.goodput) / overCapacity)} %), 2xx p99 ${ms(over.latency2xx.p99)} ms` +
-    ` (unloaded ${ms(unloaded.latency2xx.p99)}), 503 p99 ${ms(over.latency503.p99)} ms, timeouts ${over.timeouts}`)
+    ` (unloaded ${ms(unloaded.latency2xx.p99)}), 503 p99 ${ms(over.latency503.p99)} ms, timeouts ${over.timeouts}\n  ${cores}`)
   let all = true
   for (const goal of goals) {
     if (!goal.needs.every((level) => fair[level])) continue
