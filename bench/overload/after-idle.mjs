@@ -8,6 +8,7 @@
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { wholeArg } from '../lib/args.mjs'
 import { startServer } from '../lib/processes.mjs'
 import { openLoop } from '../lib/open-loop.mjs'
 import { closedLoop } from '../lib/closed-loop.mjs'
@@ -22,15 +23,10 @@ const { values } = parseArgs({
     closed: { type: 'boolean', default: false },
   },
 })
-const whole = (name, min) => {
-  const n = Number(values[name])
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number of at least ${min}, got ${JSON.stringify(values[name])}`)
-  return n
-}
-const rate = whole('rate', 1)
-const idle = whole('idle', 0)
-const duration = whole('duration', 1)
-const cycles = whole('cycles', 1)
+const rate = wholeArg(values, 'rate', 1)
+const idle = wholeArg(values, 'idle', 0)
+const duration = wholeArg(values, 'duration', 1)
+const cycles = wholeArg(values, 'cycles', 1)
 
 const here = fileURLToPath(new URL('.', import.meta.url))
 const targets = [

@@ -18,19 +18,15 @@
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { wholeArg } from '../lib/args.mjs'
 import { startServer, treeCpuSeconds } from '../lib/processes.mjs'
 import { openLoop } from '../lib/open-loop.mjs'
 import { port, url, headers, warmupLevel, afterWarmup, unloadedLevel, closedLoopCapacity } from './sequence.mjs'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '4' }, duration: { type: 'string', default: '5' }, 'max-drift': { type: 'string', default: '10' } } })
-const whole = (name, min) => {
-  const n = Number(values[name])
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number of at least ${min}, got ${JSON.stringify(values[name])}`)
-  return n
-}
-const runs = whole('runs', 1)
-const duration = whole('duration', 2)
-const maxDrift = whole('max-drift', 0)
+const runs = wholeArg(values, 'runs', 1)
+const duration = wholeArg(values, 'duration', 2)
+const maxDrift = wholeArg(values, 'max-drift', 0)
 const here = fileURLToPath(new URL('.', import.meta.url))
 /** The server without shedding listens next to the one under load. */
 const offPort = port + 1
