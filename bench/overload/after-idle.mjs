@@ -5,14 +5,12 @@
 // --rate req/s (which goes first alternates), or, with --closed, a closed loop of 16
 // connections. Prints each cycle and the totals.
 //   node bench/overload/after-idle.mjs --rate 90 [--idle 12] [--duration 4] [--cycles 8] [--closed]
-import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { wholeArg } from '../lib/args.mjs'
-import { startServer } from '../lib/processes.mjs'
 import { openLoop } from '../lib/open-loop.mjs'
 import { closedLoop } from '../lib/closed-loop.mjs'
-import { port, headers } from './sequence.mjs'
+import { port, urlAt, headers, startSpindle } from './sequence.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -28,23 +26,13 @@ const idle = wholeArg(values, 'idle', 0)
 const duration = wholeArg(values, 'duration', 1)
 const cycles = wholeArg(values, 'cycles', 1)
 
-const here = fileURLToPath(new URL('.', import.meta.url))
 const targets = [
   { name: 'default', port, serve: {} },
   { name: 'memoryReducer', port: port + 1, serve: { memoryReducer: true } },
-].map((t) => ({ ...t, url: `http://127.0.0.1:${t.port}/dynamic`, runs: [] }))
+].map((t) => ({ ...t, url: urlAt(t.port), runs: [] }))
 const servers = []
 try {
-  for (const t of targets) {
-    servers.push(await startServer({
-      command: process.execPath,
-      args: [here + 'spindle.mjs'],
-      cwd: here,
-      env: { PORT: String(t.port), CONTROL_PORT: String(9391 + t.port - port), SHEDDING: 'on', SERVE_OPTIONS: JSON.stringify(t.serve) },
-      readyUrl: t.url,
-      headers,
-    }))
-  }
+  for (const t of targets) servers.push(await startSpindle({ p: t.port, serveOptions: t.serve }))
   for (const t of targets) await openLoop({ url: t.url, rate: Math.ceil(rate / 2), duration: 10, headers })
   const load = async (t) => values.closed
     ? { goodput: (await closedLoop({ url: t.url, connections: 16, duration, headers })).rps }

@@ -15,23 +15,20 @@
 // with both levels judged all of them were. The cores the server and the generator used at 3x
 // and in the readings around it are printed too: on a small machine the generator's share
 // grows with the rate it sends.
-import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { wholeArg } from '../lib/args.mjs'
-import { startServer, treeCpuSeconds } from '../lib/processes.mjs'
+import { treeCpuSeconds } from '../lib/processes.mjs'
 import { openLoop } from '../lib/open-loop.mjs'
-import { port, url, headers, warmupLevel, afterWarmup, unloadedLevel, closedLoopCapacity } from './sequence.mjs'
+import { port, url, urlAt, headers, warmupLevel, afterWarmup, unloadedLevel, closedLoopCapacity, startSpindle } from './sequence.mjs'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '4' }, duration: { type: 'string', default: '5' }, 'max-drift': { type: 'string', default: '10' } } })
 const runs = wholeArg(values, 'runs', 1)
 const duration = wholeArg(values, 'duration', 2)
 const maxDrift = wholeArg(values, 'max-drift', 0)
-const here = fileURLToPath(new URL('.', import.meta.url))
 /** The server without shedding listens next to the one under load. */
 const offPort = port + 1
-const offUrl = url.replace(`:${port}/`, `:${offPort}/`)
-const start = (shedding, p, readyUrl) => startServer({ command: process.execPath, args: [here + 'spindle.mjs'], cwd: here, env: { PORT: String(p), CONTROL_PORT: String(9391 + (p - port)), SHEDDING: shedding }, readyUrl, headers })
+const offUrl = urlAt(offPort)
 const ms = (x) => (Number.isFinite(x) ? Math.round(x) : '-')
 /** What `fn` returns, with the cores the server's process tree and this process (the load generator) used meanwhile. */
 async function withCores (server, fn) {
@@ -57,10 +54,10 @@ let allMet = 0
 
 console.log(`${runs} runs of: 0.8x and 3x for ${duration} s each (shedding on), each level between two readings of the closed-loop capacity (shedding off)`)
 for (let i = 1; i <= runs; i++) {
-  const off = await start('off', offPort, offUrl)
+  const off = await startSpindle({ p: offPort, shedding: 'off' })
   let result
   try {
-    const on = await start('on', port, url)
+    const on = await startSpindle({ shedding: 'on' })
     try {
       const first = await closedLoopCapacity(duration, duration, offUrl)
       await openLoop({ url, rate: Math.round(first * warmupLevel), duration: 10, headers })

@@ -1,10 +1,15 @@
-// What the overload benchmark (run.mjs), its per-request trace (trace.mjs) and the goals check
-// (goals.mjs) share: the page under load, how it is asked for, how the capacity is measured,
-// and the sequence of loads, as multiples of the capacity.
+// What the overload benchmark (run.mjs), its per-request trace (trace.mjs), the goals check
+// (goals.mjs) and the surge after idling (after-idle.mjs) share: the page under load, how it
+// is asked for, how a Spindle server of it is started, how the capacity is measured, and the
+// sequence of loads, as multiples of the capacity.
+import { fileURLToPath } from 'node:url'
 import { closedLoop } from '../lib/closed-loop.mjs'
+import { startServer } from '../lib/processes.mjs'
 
 export const port = 3190
-export const url = `http://127.0.0.1:${port}/dynamic`
+/** The page under load on the server listening on `p`. */
+export const urlAt = (p) => `http://127.0.0.1:${p}/dynamic`
+export const url = urlAt(port)
 /** A browser's User-Agent, so Next.js streams the page as it would to a user. */
 export const headers = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36' }
 /** Warm-up (JIT, caches) at this share of the capacity, then a pause in ms. */
@@ -24,4 +29,24 @@ export const betweenLevels = 3000
 export async function closedLoopCapacity (warmupSeconds, seconds, target = url) {
   if (warmupSeconds > 0) await closedLoop({ url: target, connections: 16, duration: warmupSeconds, headers })
   return Math.round((await closedLoop({ url: target, connections: 16, duration: seconds, headers })).rps)
+}
+
+/** Control port of the Spindle server on `p`: 9391 for the first, the next ones beside it. */
+export const controlPortAt = (p) => 9391 + p - port
+
+/**
+ * Starts the Next.js example on Spindle with 2 workers (spindle.mjs) on port `p`, with
+ * shedding 'on' or 'off', `serveOptions` passed on to serve() and `nodeFlags` to its Node.js;
+ * resolves once the page answers.
+ */
+export function startSpindle ({ p = port, shedding = 'on', serveOptions, nodeFlags = [] } = {}) {
+  const here = fileURLToPath(new URL('.', import.meta.url))
+  return startServer({
+    command: process.execPath,
+    args: [...nodeFlags, here + 'spindle.mjs'],
+    cwd: here,
+    env: { PORT: String(p), CONTROL_PORT: String(controlPortAt(p)), SHEDDING: shedding, ...(serveOptions ? { SERVE_OPTIONS: JSON.stringify(serveOptions) } : {}) },
+    readyUrl: urlAt(p),
+    headers,
+  })
 }

@@ -9,13 +9,11 @@
 // for 5 s each with 3 s pauses, as run.mjs does, and prints a line per level; --out writes
 // each request as [sent at ms, latency ms, status (0: no answer), X-Spindle-Shed].
 import { writeFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { startServer } from '../lib/processes.mjs'
 import { openLoop } from '../lib/open-loop.mjs'
 import { percentile } from '../lib/stats.mjs'
-import { port, url, headers, warmupLevel, afterWarmup, unloadedLevel, levels, betweenLevels } from './sequence.mjs'
+import { port, url, headers, warmupLevel, afterWarmup, unloadedLevel, levels, betweenLevels, startSpindle, controlPortAt } from './sequence.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -30,20 +28,12 @@ const capacity = Number(values.capacity)
 if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`--capacity must be a whole number of req/s of at least 1, got ${JSON.stringify(values.capacity)}`)
 if (values.shedding !== 'on' && values.shedding !== 'off') throw new Error(`--shedding must be on or off, got ${JSON.stringify(values.shedding)}`)
 
-const here = fileURLToPath(new URL('.', import.meta.url))
-const controlPort = 9391
+const controlPort = controlPortAt(port)
 const duration = 5
 const ms = (sorted, p) => (sorted.length ? Math.round(percentile(sorted, p)) : '-')
 const sortedMs = (records) => records.map((r) => r.ms).sort((a, b) => a - b)
 
-const server = await startServer({
-  command: process.execPath,
-  args: [...values['node-flags'].split(/\s+/).filter(Boolean), here + 'spindle.mjs'],
-  cwd: here,
-  env: { PORT: String(port), CONTROL_PORT: String(controlPort), SHEDDING: values.shedding },
-  readyUrl: url,
-  headers,
-})
+const server = await startSpindle({ shedding: values.shedding, nodeFlags: values['node-flags'].split(/\s+/).filter(Boolean) })
 const trace = {}
 try {
   console.log(`${values.label}: warming up for 10 s`)
