@@ -9,10 +9,10 @@
 //   waits between its stages, and each turn of the loop holds at most two renders' steps,
 //   so a request to be shed, a probe or a cache hit is looked at within milliseconds. An
 //   app of cheap renders runs a few more; an I/O-bound app runs as many as its I/O allows.
-//   Far past capacity (arrivals ask for SINGLE_LOAD times the loop), a CPU-bound app runs
-//   one at a time, a second only while the loop idles: the render waiting starts the moment
-//   the running one ends, so the loop stays as busy, and a served render is not slowed by a
-//   neighbour.
+//   Far past capacity (arrivals ask for SINGLE_LOAD times the loop), any app runs one at a
+//   time, a second only while the loop idles: the render waiting starts the moment the
+//   running one ends, so the loop stays as busy, and a served render is not slowed by a
+//   neighbour (renders cheap enough to overlap at ordinary load included).
 // - Queued: the rest wait in arrival order; each start takes the oldest. A queued request
 //   whose client went away is dropped, one that waited past maxQueueTime is shed.
 // - Ahead: (queued x cost) plus the running renders' share (at most what room allows). Past
@@ -36,8 +36,13 @@
 //   It holds its queue to the shorter overloadBacklog (and past SINGLE_LOAD runs one render
 //   at a time), so what it admits is served sooner, and sheds (reason 'overload') the
 //   renders that queued beyond the bound before the overload showed, while their 503 is
-//   still fast. Near capacity the arrivals ask for less than the loop has, and a burst (all
-//   at once, from calm) still gets the full maxBacklog and two renders at a time.
+//   still fast. From then on a render that arrives at a full queue takes the place of the
+//   oldest one waiting, if that one has waited at most TRIM_AGE: the old one gets its 503
+//   at once, the queue holds the latest arrivals, and the render that starts next has waited
+//   a gap or two between arrivals instead of the renders ahead of it. Past capacity some
+//   render is shed either way; this way the served ones wait least. Near capacity the
+//   arrivals ask for less than the loop has, and a burst (all at once, from calm) still gets
+//   the full maxBacklog and two renders at a time.
 import type { FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
@@ -168,7 +173,10 @@ export class Backlog {
       const ahead = this.ahead()
       if (ahead > bound && (overloaded || !this.#catchingUp(ahead, now, keepingUp))) {
         this.#lastShedAt = now
-        if (overloaded) this.#trim(bound, now)
+        if (overloaded) {
+          this.#trim(bound, now)
+          if (this.#displace(now)) { this.#queue.push({ reply, start, arrived }); this.#poll(); return undefined }
+        }
         return 'backlog'
       }
     }
@@ -264,9 +272,26 @@ export class Backlog {
     }
   }
 
+  /**
+   * Past capacity, a render that arrives in a full queue takes the place of the oldest one
+   * waiting, if that one has waited at most TRIM_AGE: it is shed now, while its 503 is fast,
+   * and the render that starts next is the fresher one. Returns whether a place was freed.
+   */
+  #displace (now: number): boolean {
+    const w = this.#queue[this.#head]
+    if (w === undefined) return false
+    const gone = w.reply.raw.destroyed || w.reply.request.raw.socket?.destroyed !== false
+    if (!gone && now - w.arrived > TRIM_AGE) return false
+    this.#queue[this.#head++] = undefined as unknown as Waiting
+    if (!gone) this.#shed(w.reply, 'overload')
+    return true
+  }
+
   /** Whether another render may run next to `running` ones, at this load, without the loop having idled. */
   #room (running: number, load: number): boolean {
-    return running < (load > SINGLE_LOAD ? 1 : MIN_RUNNING) || running * this.#cost < RUN_AHEAD
+    // Far past capacity, one at a time however cheap: overlapping renders only slow each other.
+    if (load > SINGLE_LOAD) return running === 0
+    return running < MIN_RUNNING || running * this.#cost < RUN_AHEAD
   }
 
   #start (reply: FastifyReply, start: Start, now: number): void {

@@ -16,8 +16,10 @@ export interface LoadSheddingOptions {
    * In ms of event-loop time: the bound that replaces maxBacklog while the worker is past its
    * capacity (it shed for backlog within the last 500 ms, and the renders arriving ask for
    * more than 1.4 times the loop time there is). Renders queued beyond it in the last 20 ms
-   * are then shed with reason 'overload', and once they ask for twice the loop time, one
-   * render runs at a time (a second only while the loop idles). Below maxBacklog: served
+   * are then shed with reason 'overload'; a render that arrives at the full queue takes the
+   * place of the oldest one waiting if that one waited at most 20 ms (shed with 'overload'),
+   * so the queue holds the latest arrivals; and once they ask for twice the loop time, one
+   * render runs at a time, however cheap (a second only while the loop idles). Below maxBacklog: served
    * requests wait less under sustained overload, bursts near capacity still get maxBacklog and
    * two renders at a time. One render may always wait. 0 keeps maxBacklog and two renders
    * throughout. Default 30 (0 when maxBacklog is 30 or less).

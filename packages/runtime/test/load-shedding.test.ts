@@ -267,15 +267,16 @@ describe('load shedding in runtime workers', () => {
   })
 
   it('runs one render at a time while renders arrive far faster than it serves them, and two again after', async () => {
-    // Renders of 20 ms: more than the loop time under which renders may overlap anyway.
-    const render = '/render?ms=20&chunks=5'
+    // Renders of 10 ms: cheap enough that two overlap at any ordinary load (their loop time
+    // is under the 15 ms within which a second one starts anyway).
+    const render = '/render?ms=10&chunks=5'
     const { spindle, send } = await teach({ maxBacklog: 100, overloadBacklog: 30 }, render, 64)
     const url = spindle.url
     const peak = async (): Promise<number> => (await get(url + '/peak')).json().peak as number
     await sleep(1100)
-    // A render of 20 ms every 4 ms for 600 ms: five times what the worker renders. Its slices
-    // yield with setImmediate, so the loop never idles while one runs.
-    const sent = stream(send, render, 150, 4)
+    // A render of 10 ms every 2 ms for 300 ms and on: five times what the worker renders. Its
+    // slices yield with setImmediate, so the loop never idles while one runs.
+    const sent = stream(send, render, 300, 2)
     // Within 50 ms of arrivals the worker sees the overload; the two renders it started before
     // end within a few more renders' time. From then on, one runs at a time.
     await sleep(250)
@@ -292,6 +293,27 @@ describe('load shedding in runtime workers', () => {
     await peak()
     expect((await send(render, 3)).map((r) => r.status)).toEqual(Array(3).fill(200))
     expect(await peak()).toBe(2)
+  })
+
+  it('far past capacity, lets a new render take the place of the oldest one waiting, which gets its 503 at once', async () => {
+    const render = '/render?ms=10&chunks=5'
+    const { spindle, send } = await teach({ maxBacklog: 100, overloadBacklog: 30 }, render, 64)
+    await sleep(1100)
+    // A render of 10 ms every 2 ms for 600 ms: five times what the worker renders. Once the
+    // overload shows (within 50 ms of arrivals), the queue is full at nearly every arrival;
+    // the newcomer is queued and the render that has waited longest (a few ms) is shed with
+    // 'overload'. Without that, the newcomer would be shed with 'backlog' and the served ones
+    // would wait behind the whole queue.
+    const answers = await stream(send, render, 300, 2)
+    const reasons = answers.map((r) => r.status === 200 ? 'served' : String(r.headers['x-spindle-shed']))
+    expect(reasons.filter((r) => !['served', 'backlog', 'overload'].includes(r))).toEqual([])
+    const steady = reasons.slice(100)
+    const count = (why: string): number => steady.filter((r) => r === why).length
+    expect(count('served')).toBeGreaterThan(5)
+    expect(count('overload')).toBeGreaterThan(2 * count('backlog'))
+    const shed = spindle.status()[0]!.shed
+    expect(shed.overload).toBe(reasons.filter((r) => r === 'overload').length)
+    expect(shed.backlog).toBe(reasons.filter((r) => r === 'backlog').length)
   })
 
   it('keeps the full bound for a burst soon after shedding while arrivals stay below what the worker renders', async () => {
