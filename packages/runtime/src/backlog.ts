@@ -9,10 +9,11 @@
 //   waits between its stages, and each turn of the loop holds at most two renders' steps,
 //   so a request to be shed, a probe or a cache hit is looked at within milliseconds. An
 //   app of cheap renders runs a few more; an I/O-bound app runs as many as its I/O allows.
-//   Far past capacity (arrivals ask for SINGLE_LOAD times the loop), any app runs one at a
-//   time, a second only while the loop idles: the render waiting starts the moment the
-//   running one ends, so the loop stays as busy, and a served render is not slowed by a
-//   neighbour (renders cheap enough to overlap at ordinary load included).
+//   Far past capacity (arrivals ask for SINGLE_LOAD times the loop), an app runs one at a
+//   time, a second only while the loop idles or the running one needs less than
+//   SINGLE_RUN_AHEAD: the render waiting starts the moment the running one ends, so the loop
+//   stays as busy, and a served render is not slowed by a neighbour (renders cheap enough to
+//   overlap at ordinary load included).
 // - Queued: the rest wait in arrival order; each start takes the oldest. A queued request
 //   whose client went away is dropped, one that waited past maxQueueTime is shed.
 // - Ahead: (queued x cost) plus the running renders' share (at most what room allows). Past
@@ -51,6 +52,13 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 const MIN_RUNNING = 2
 /** Loop time, in ms, the running renders may need before a new one waits its turn. */
 const RUN_AHEAD = 15
+/**
+ * Far past capacity, the loop time, in ms, the running renders may need before a new one
+ * waits its turn: renders that cheap add little to each other's time (an API route, a page
+ * served from data in memory), while one at a time would leave them waiting for the loop's
+ * turns.
+ */
+const SINGLE_RUN_AHEAD = 5
 /** After a render was shed for backlog, how long, in ms, the overload bound applies. */
 const OVERLOAD_HOLD = 500
 /** Span, in ms, of the window over which render arrivals are counted (with the one before it). */
@@ -289,8 +297,9 @@ export class Backlog {
 
   /** Whether another render may run next to `running` ones, at this load, without the loop having idled. */
   #room (running: number, load: number): boolean {
-    // Far past capacity, one at a time however cheap: overlapping renders only slow each other.
-    if (load > SINGLE_LOAD) return running === 0
+    // Far past capacity, one at a time unless they are very cheap: overlapping renders only
+    // slow each other.
+    if (load > SINGLE_LOAD) return running === 0 || running * this.#cost < SINGLE_RUN_AHEAD
     return running < MIN_RUNNING || running * this.#cost < RUN_AHEAD
   }
 

@@ -19,10 +19,11 @@ export interface LoadSheddingOptions {
    * are then shed with reason 'overload'; a render that arrives at the full queue takes the
    * place of the oldest one waiting if that one waited at most 20 ms (shed with 'overload'),
    * so the queue holds the latest arrivals; and once they ask for twice the loop time, one
-   * render runs at a time, however cheap (a second only while the loop idles). Below maxBacklog: served
-   * requests wait less under sustained overload, bursts near capacity still get maxBacklog and
-   * two renders at a time. One render may always wait. 0 keeps maxBacklog and two renders
-   * throughout. Default 30 (0 when maxBacklog is 30 or less).
+   * render runs at a time (a second only while the loop idles, or while the running one needs
+   * under 5 ms of it). Below maxBacklog: served requests wait less under sustained overload,
+   * bursts near capacity still get maxBacklog and two renders at a time. One render may
+   * always wait. 0 keeps maxBacklog and two renders throughout. Default 30 (0 when maxBacklog
+   * is 30 or less).
    */
   overloadBacklog?: number
   /** Shed renders while the mean event-loop delay of the last sample passes this, in ms. 0 disables. Default 0 (off). */

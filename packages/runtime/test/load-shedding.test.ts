@@ -295,6 +295,28 @@ describe('load shedding in runtime workers', () => {
     expect(await peak()).toBe(2)
   })
 
+  it('far past capacity, still overlaps renders of a few ms', async () => {
+    // Renders of 1 ms: one at a time would leave each waiting for the loop's turns between
+    // requests; two or more running need less than 5 ms of it between them (even when the
+    // thread waits for a core now and then, which makes the measured cost higher).
+    const render = '/render?ms=1&chunks=2'
+    const { spindle, send } = await teach({ maxBacklog: 100, overloadBacklog: 30 }, render, 64)
+    const url = spindle.url
+    const peak = async (): Promise<number> => (await get(url + '/peak')).json().peak as number
+    await sleep(1100)
+    // Bursts of 32 renders every 8 ms for 400 ms: 4,000 renders a second, four times what
+    // the worker renders.
+    const sent = Promise.all(Array.from({ length: 50 }, async (_, i) => { await sleep(i * 8); return await send(render, 32) }))
+    await sleep(150)
+    await peak()
+    await sleep(200)
+    const during = await peak()
+    const answers = (await sent).flat()
+    expect(otherThanLoad(answers)).toEqual([])
+    expect(answers.filter((r) => r.status === 503).length).toBeGreaterThan(100)
+    expect(during).toBeGreaterThanOrEqual(2)
+  })
+
   it('far past capacity, lets a new render take the place of the oldest one waiting, which gets its 503 at once', async () => {
     const render = '/render?ms=10&chunks=5'
     const { spindle, send } = await teach({ maxBacklog: 100, overloadBacklog: 30 }, render, 64)
