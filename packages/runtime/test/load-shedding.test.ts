@@ -97,6 +97,22 @@ async function taught (shedding: LoadSheddingOptions, render: string): Promise<(
   return async (n) => servedOf(await send(render, n))
 }
 
+/**
+ * Blocks this very loop (the app runs in the test's process) for 1.5 s, then asks for a
+ * render every 20 ms, for a second at most, until one is shed; returns that answer. The
+ * sample that sees the block is taken as it ends, or, when the sampler's timer comes due
+ * before the delay monitor's, one interval later, its mean diluted by that interval's
+ * ordinary delays: the block is long enough to pass 50 ms either way.
+ */
+async function blockUntilShed (url: string): Promise<Awaited<ReturnType<typeof get>>> {
+  const until = performance.now() + 1500
+  while (performance.now() < until) { /* block */ }
+  return await waitFor('a render to be shed', async () => {
+    const res = await get(url + '/render')
+    return res.status === 503 ? res : undefined
+  }, 1000, 20)
+}
+
 describe('load shedding in runtime workers', () => {
   it('sheds renders with 503 + Retry-After under pressure, serves cache hits, static files and probes, and recovers', async () => {
     server = await serve({ ...base, shedding })
@@ -447,13 +463,9 @@ describe('loadShedding plugin in one Fastify process', () => {
     app.get('/health', { config: { shed: false } }, async () => 'ok\n')
     await app.listen({ port: 0, host: '127.0.0.1' })
     const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
-    // Block this very loop for longer than a sample: the next sample sees the delay.
-    const until = performance.now() + 600
-    while (performance.now() < until) { /* block */ }
-    await sleep(20)
-    const [render, health] = await Promise.all([get(url + '/render'), get(url + '/health')])
-    expect(render.status).toBe(503)
-    expect(health.status).toBe(200)
+    const render = await blockUntilShed(url)
+    expect(render.headers['x-spindle-shed']).toBe('eventLoopDelay')
+    expect((await get(url + '/health')).status).toBe(200)
     expect(app.shedCounts().eventLoopDelay).toBe(1)
   })
 
@@ -510,11 +522,7 @@ describe('loadShedding plugin in one Fastify process', () => {
     expect(app.memoryUsage().heapUsed).toBeGreaterThan(0)
     // The app's heap threshold is its own business: renders are served.
     expect((await get(url + '/render')).status).toBe(200)
-    const until = performance.now() + 600
-    while (performance.now() < until) { /* block */ }
-    await sleep(20)
-    const render = await get(url + '/render')
-    expect(render.status).toBe(503)
+    const render = await blockUntilShed(url)
     expect(render.headers['x-spindle-shed']).toBe('eventLoopDelay')
   })
 })
