@@ -4,17 +4,38 @@
 //
 //   pnpm bench [--workloads hello,next,react-router] [--configs single,cluster,pm2,watt,spindle-1,spindle]
 //              [--rounds 2] [--duration 6] [--workers N] [--no-open] [--max-minutes 14]
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { availableParallelism, cpus } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { closedLoop } from './lib/closed-loop.mjs'
 import { openLoop } from './lib/open-loop.mjs'
-import { portAnswers, startServer, treeCpuSeconds, waitPortFree } from './lib/processes.mjs'
+import { portAnswers, sampleMemory, startServer, treeCpuSeconds, waitPortFree } from './lib/processes.mjs'
 import { CONFIG_TITLES, markdown, summarize, svgChart } from './lib/report.mjs'
 import { workloads } from './lib/workloads.mjs'
 
+/** The version of every framework and peer measured, as installed for this run. */
+function versions () {
+  const out = {}
+  const from = (dir, pkgs) => {
+    const req = createRequire(`${here}${dir}/package.json`)
+    for (const pkg of pkgs) {
+      try { out[pkg] ??= JSON.parse(readFileSync(req.resolve(`${pkg}/package.json`), 'utf8')).version } catch { /* not installed */ }
+    }
+  }
+  from('../examples/next', ['next', 'react'])
+  from('../examples/react-router', ['react-router'])
+  from('../packages/runtime', ['fastify'])
+  from('.', ['pm2', 'wattpm', '@platformatic/next', '@react-router/serve', 'autocannon'])
+  return out
+}
+
+// pnpm passes a `--` separator through to the script (`npm run bench -- --workloads next`).
+const argv = process.argv.slice(2)
+if (argv[0] === '--') argv.shift()
 const { values } = parseArgs({
+  args: argv,
   options: {
     workloads: { type: 'string', default: Object.keys(workloads).join(',') },
     configs: { type: 'string', default: Object.keys(CONFIG_TITLES).join(',') },
@@ -98,8 +119,10 @@ for (let round = 1; round <= opts.rounds && !outOfTime; round++) {
         current = server
         await closedLoop({ url, connections: opts.connections, duration: opts.warmup, headers: wl.headers, paths: wl.paths })
         const cpu0 = treeCpuSeconds(server.pid)
+        const memory = sampleMemory(server.pid)
         const closed = await closedLoop({ url, connections: opts.connections, duration: opts.duration, headers: wl.headers, paths: wl.paths })
         const cpu = (treeCpuSeconds(server.pid) - cpu0) / opts.duration
+        const mem = memory.stop()
         let open
         const baseRps = block.configs.single?.runs?.[0]?.closed.rps ?? (config === 'single' ? closed.rps : undefined)
         if (!values['no-open'] && wl.open !== false && baseRps) {
@@ -107,8 +130,8 @@ for (let round = 1; round <= opts.rounds && !outOfTime; round++) {
           const o = await openLoop({ url, rate, duration: opts.duration, timeout: 5000, headers: wl.headers })
           open = { rate, sent: o.sent, successPct: o.successPct, goodput: o.goodput, ...o.latency2xx, timeouts: o.timeouts, errors: o.errors + o.otherStatus + o.dropped }
         }
-        ;(entry.runs ??= []).push({ closed, cpu, open })
-        log(`round ${round} ${name} / ${config}: ${Math.round(closed.rps)} req/s, p99 ${closed.p99} ms, cpu ${cpu.toFixed(2)}` +
+        ;(entry.runs ??= []).push({ closed, cpu, mem, open })
+        log(`round ${round} ${name} / ${config}: ${Math.round(closed.rps)} req/s, p99 ${closed.p99} ms, cpu ${cpu.toFixed(2)}, rss ${(mem.rssMedian / 2 ** 20).toFixed(0)} MB` +
           (open ? `; open ${open.rate}/s: ${open.successPct.toFixed(2)} % ok, p95 ${open.p95} ms, ${open.timeouts} timeouts` : ''))
       } catch (err) {
         entry.error = String(err.message).split('\n')[0]
@@ -128,6 +151,7 @@ for (const block of Object.values(results)) {
 const meta = {
   date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
   node: process.version,
+  versions: versions(),
   cpus: cpus().length,
   cpuModel: cpus()[0]?.model ?? 'unknown CPU',
   ...opts,

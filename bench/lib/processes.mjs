@@ -38,6 +38,51 @@ export function treeCpuSeconds (root) {
   return processTree(root).reduce((sum, pid) => sum + (stat(pid)?.cpu ?? 0), 0)
 }
 
+/**
+ * Resident memory of the process tree, in bytes: `rss` sums each process's VmRSS (what
+ * `ps` and most dashboards show; pages shared between processes count once per process),
+ * `pss` sums the proportional set size (a shared page split among the processes that map
+ * it), the fairer figure when comparing threads in one process with N processes.
+ */
+export function treeMemory (root) {
+  let rss = 0
+  let pss = 0
+  for (const pid of processTree(root)) {
+    try {
+      const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+      rss += kb(text, 'Rss')
+      pss += kb(text, 'Pss')
+    } catch { /* gone, or not readable */ }
+  }
+  return { rss, pss }
+}
+
+function kb (text, field) {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)
+  return m ? Number(m[1]) * 1024 : 0
+}
+
+/**
+ * Samples treeMemory() every `everyMs` until stop() is called; stop() gives the median and
+ * the peak of each figure over the samples.
+ */
+export function sampleMemory (root, everyMs = 500) {
+  const samples = []
+  const take = () => samples.push(treeMemory(root))
+  take()
+  const timer = setInterval(take, everyMs)
+  return {
+    stop () {
+      clearInterval(timer)
+      take()
+      const of = (f) => samples.map((s) => s[f]).sort((a, b) => a - b)
+      const rss = of('rss')
+      const pss = of('pss')
+      return { rssMedian: rss[rss.length >> 1], rssPeak: rss.at(-1), pssMedian: pss[pss.length >> 1], pssPeak: pss.at(-1), samples: samples.length }
+    },
+  }
+}
+
 export async function portAnswers (port, host = '127.0.0.1') {
   return new Promise((resolve) => {
     const socket = connect({ port, host })

@@ -13,6 +13,7 @@ export const CONFIG_TITLES = {
 const PEERS = ['cluster', 'pm2', 'watt']
 
 const fmt = (v, digits = 0) => Number.isFinite(v) ? v.toFixed(digits) : '–'
+const mb = (bytes) => fmt(bytes / 2 ** 20)
 
 /** Median and range of every figure for one workload × configuration. */
 export function summarize (runs) {
@@ -30,6 +31,9 @@ export function summarize (runs) {
     errors: runs.reduce((n, r) => n + r.closed.errors, 0),
     timeouts: runs.reduce((n, r) => n + r.closed.timeouts, 0),
     cpu: pick((r) => r.cpu),
+    // Older result files have no memory samples.
+    rss: runs.every((r) => r.mem) ? pick((r) => r.mem.rssMedian) : undefined,
+    pss: runs.every((r) => r.mem) ? pick((r) => r.mem.pssMedian) : undefined,
     open: runs[0]?.open ? {
       rate: runs[0].open.rate,
       successPct: pick((r) => r.open.successPct),
@@ -45,22 +49,25 @@ export function summarize (runs) {
 
 export function markdown ({ results, meta }) {
   const out = [`# Spindle benchmark: ${meta.date}`, '', `Machine: ${meta.cpus} × ${meta.cpuModel}, Node.js ${meta.node}. ` +
+    (meta.versions ? `Versions: ${Object.entries(meta.versions).map(([k, v]) => `${k} ${v}`).join(', ')}. ` : '') +
     `${meta.workers} workers/instances per multi-process configuration; ${meta.rounds} rounds, configurations alternating round by round; ` +
     `closed loop: autocannon, ${meta.connections} connections, ${meta.duration} s; open loop: constant arrival rate at ${meta.openFactor}× the single process's capacity, ${meta.duration} s, 5 s client timeout. ` +
-    'Medians over rounds (min–max of req/s). The load generator shares the machine\'s cores with the server.', '']
+    'Medians over rounds (min–max of req/s). The load generator shares the machine\'s cores with the server. ' +
+    'Memory: resident set of the server\'s whole process tree sampled every 0.5 s under the closed loop, median over the run; RSS sums each process (shared pages counted once per process), PSS splits shared pages among the processes that map them.', '']
   for (const block of Object.values(results)) {
     out.push(`## ${block.title}`, '')
     const base = block.configs.single?.summary?.rps
     const peerBest = Math.max(...PEERS.map((p) => block.configs[p]?.summary?.rps ?? -Infinity))
-    out.push('| configuration | req/s (min–max) | × single | × best peer | success % | p50 / p95 / p99 ms | errors | timeouts | server CPU (cores) | open loop: success % | goodput req/s | p95 / p99 ms | timeouts |')
-    out.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|')
+    out.push('| configuration | req/s (min–max) | × single | × best peer | success % | p50 / p95 / p99 ms | errors | timeouts | server CPU (cores) | RSS / PSS MB | × cluster RSS | open loop: success % | goodput req/s | p95 / p99 ms | timeouts |')
+    out.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
+    const clusterRss = block.configs.cluster?.summary?.rss
     for (const [config, entry] of Object.entries(block.configs)) {
       const title = CONFIG_TITLES[config] ?? config
-      if (entry.unavailable) { out.push(`| ${title} | not run: ${entry.unavailable} |||||||||||| `); continue }
+      if (entry.unavailable) { out.push(`| ${title} | not run: ${entry.unavailable} |||||||||||||| `); continue }
       const s = entry.summary
-      if (!s) { out.push(`| ${title} | failed: ${entry.error ?? 'no result'} |||||||||||| `); continue }
+      if (!s) { out.push(`| ${title} | failed: ${entry.error ?? 'no result'} |||||||||||||| `); continue }
       const o = s.open
-      out.push(`| ${title} | ${fmt(s.rps)} (${fmt(s.rpsMin)}–${fmt(s.rpsMax)}) | ${base ? fmt(s.rps / base, 2) : '–'} | ${Number.isFinite(peerBest) && peerBest > 0 ? fmt(s.rps / peerBest, 2) : '–'} | ${fmt(s.successPct, 2)} | ${fmt(s.p50)} / ${fmt(s.p95)} / ${fmt(s.p99)} | ${s.errors} | ${s.timeouts} | ${fmt(s.cpu, 2)} | ` +
+      out.push(`| ${title} | ${fmt(s.rps)} (${fmt(s.rpsMin)}–${fmt(s.rpsMax)}) | ${base ? fmt(s.rps / base, 2) : '–'} | ${Number.isFinite(peerBest) && peerBest > 0 ? fmt(s.rps / peerBest, 2) : '–'} | ${fmt(s.successPct, 2)} | ${fmt(s.p50)} / ${fmt(s.p95)} / ${fmt(s.p99)} | ${s.errors} | ${s.timeouts} | ${fmt(s.cpu, 2)} | ${mb(s.rss)} / ${mb(s.pss)} | ${s.rss && clusterRss ? fmt(s.rss / clusterRss, 2) : '–'} | ` +
         (o ? `${fmt(o.successPct, 2)} | ${fmt(o.goodput)} | ${fmt(o.p95)} / ${fmt(o.p99)} | ${o.timeouts} |` : '– | – | – | – |'))
     }
     if (block.configs.single?.summary?.open) out.push('', `Open-loop rate: ${fmt(block.configs.single.summary.open.rate)} req/s.`)
