@@ -1,6 +1,8 @@
 export { createSharedStore, openSharedStore, SharedStore } from './shared-store.ts'
 export type { GetOptions, Lease, SetOptions, StoreEntry, StoreStats } from './shared-store.ts'
 export type { SharedStoreOptions } from './store-options.ts'
+export { assertCacheStore, isCacheStore, isPromise } from './cache-store.ts'
+export type { CacheStore, InvalidateOptions, MaybePromise } from './cache-store.ts'
 export { getSharedStore, DEFAULT_SHARED_NAME } from './shared-resource.ts'
 export { httpCache } from './http-cache.ts'
 export type { HttpCacheDecorator } from './http-cache.ts'

@@ -1,3 +1,4 @@
+import type { CacheStore } from './cache-store.ts'
 import { SPINDLE_CACHE_INVALID_ARGUMENT, SPINDLE_CACHE_INVALID_BUFFER } from './errors.ts'
 import { hash32, SEED_A } from './hash.ts'
 import {
@@ -79,7 +80,7 @@ const NO_TAGS: readonly string[] = Object.freeze([])
  * length of a memory copy; tag times are read lock-free. Values are always copied out of
  * shared memory before they are returned.
  */
-export class SharedStore {
+export class SharedStore implements CacheStore {
   /** Hand this to other threads (e.g. `serve({ shared: { spindleCache: store.buffer } })`) and open it there with `openSharedStore`. */
   readonly buffer: SharedArrayBuffer
   readonly #i32: Int32Array
