@@ -1,0 +1,379 @@
+import { randomUUID } from 'node:crypto'
+import { BroadcastChannel } from 'node:worker_threads'
+import { Redis, type RedisOptions } from 'ioredis'
+import type { SharedStore } from '../shared-store.ts'
+import { pathTags } from '../tag-table.ts'
+import { type BreakerState, CircuitBreaker } from './circuit-breaker.ts'
+import { decodeEntry, encodeEntry, type EntryHeader } from './entry-codec.ts'
+import { type FleetOptions, resolveFleetOptions, type ResolvedFleetOptions } from './fleet-options.ts'
+import { FleetCounters } from './fleet-metrics.ts'
+import type { FromAgent, ToAgent } from './protocol.ts'
+
+export interface FleetLogger {
+  info (obj: object, msg: string): void
+  warn (obj: object, msg: string): void
+}
+
+export interface FleetAgentOptions extends FleetOptions {
+  /** The process's shared-memory store: the tier in front of Redis. */
+  memory: SharedStore
+  /** Told once per change of connection or breaker state. Default: one JSON line on stderr. */
+  logger?: FleetLogger
+  /** Milliseconds clock for the circuit breaker. Default Date.now. */
+  now?: () => number
+}
+
+const stderrLogger: FleetLogger = {
+  info: (obj, msg) => { process.stderr.write(JSON.stringify({ level: 'info', msg, ...obj }) + '\n') },
+  warn: (obj, msg) => { process.stderr.write(JSON.stringify({ level: 'warn', msg, ...obj }) + '\n') },
+}
+
+/**
+ * The one Redis/Valkey client of a process, in the thread that owns the shared store (the
+ * supervisor under `spindle start`). Threads reach it over a BroadcastChannel
+ * (`channelName`): they ask it to copy an entry from Redis into shared memory on a miss, to
+ * copy a new entry to Redis, and to spread an invalidation.
+ *
+ * Tag invalidation: every tag has a version in one Redis hash, bumped by HINCRBY, and each
+ * bump is published. The agent keeps the versions it knows; a published bump marks the tag
+ * in shared memory at once, and after any reconnect the whole hash is read again, so a
+ * process that missed messages still ends up right. An entry in Redis records its tags'
+ * versions when it was written: a load that finds a newer version treats it as gone. The
+ * versions are counters, not clock readings, so clock skew between pods cannot hide one.
+ */
+export class FleetAgent {
+  readonly channelName = `spindle-cache-fleet:${randomUUID()}`
+  readonly counters = new FleetCounters()
+  readonly #o: ResolvedFleetOptions
+  readonly #memory: SharedStore
+  readonly #log: FleetLogger
+  readonly #id = randomUUID()
+  readonly #redis: Redis
+  readonly #sub: Redis
+  readonly #channel: BroadcastChannel
+  readonly #breaker: CircuitBreaker
+  readonly #versions = new Map<string, number>()
+  // Invalidations not yet in Redis (it was unreachable): tag -> expire ms. Replayed on reconnect.
+  readonly #pending = new Map<string, number>()
+  readonly #loads = new Map<string, Promise<boolean>>()
+  #cmdReady = false
+  #subReady = false
+  #synced = false
+  #syncedOnce = false
+  #up = false
+  #closed = false
+
+  constructor (options: FleetAgentOptions) {
+    const { memory, logger, now, ...fleet } = options
+    this.#o = resolveFleetOptions(fleet)
+    this.#memory = memory
+    this.#log = logger ?? stderrLogger
+    this.#breaker = new CircuitBreaker({
+      failureThreshold: this.#o.failureThreshold,
+      openMs: this.#o.openMs,
+      now: now ?? Date.now,
+      onChange: (to, from) => this.#breakerChanged(to, from),
+    })
+    const c = this.#o.connection
+    const base: RedisOptions = {
+      host: c.host,
+      port: c.port,
+      db: c.db,
+      ...(c.username ? { username: c.username } : {}),
+      ...(c.password ? { password: c.password } : {}),
+      ...(c.tls ? { tls: {} } : {}),
+      connectTimeout: Math.max(1000, this.#o.timeout * 10),
+      retryStrategy: (attempt) => this.#reconnectDelay(attempt),
+      maxRetriesPerRequest: 0,
+      lazyConnect: true,
+    }
+    // Commands fail at once while disconnected instead of queueing behind a dead socket.
+    this.#redis = new Redis({ ...base, enableOfflineQueue: false, commandTimeout: this.#o.timeout, connectionName: 'spindle-cache' })
+    this.#sub = new Redis({ ...base, connectionName: 'spindle-cache-sub' })
+    this.#redis.on('ready', () => { this.#cmdReady = true; void this.#connected() })
+    this.#sub.on('ready', () => { this.#subReady = true; void this.#connected() })
+    this.#redis.on('close', () => { this.#cmdReady = false; this.#disconnected() })
+    this.#sub.on('close', () => { this.#subReady = false; this.#disconnected() })
+    // Errors are counted and reported through state changes, never thrown or logged per request.
+    this.#redis.on('error', () => { this.counters.errors++ })
+    this.#sub.on('error', () => { this.counters.errors++ })
+    this.#sub.on('messageBuffer', (_channel: Buffer, message: Buffer) => this.#received(message))
+    this.#channel = new BroadcastChannel(this.channelName)
+    this.#channel.onmessage = (event) => this.#handle((event as { data: ToAgent }).data)
+  }
+
+  /** Connects and waits at most `timeout` x 10 ms for Redis: a server that is down does not stop the process from starting. */
+  async start (): Promise<void> {
+    this.#redis.connect().catch(() => {})
+    this.#sub.connect().then(() => this.#sub.subscribe(this.#o.prefix + 'invalidate')).catch(() => {})
+    const deadline = Date.now() + Math.max(1000, this.#o.timeout * 10)
+    while (!this.#up && Date.now() < deadline && !this.#closed) await new Promise((resolve) => setTimeout(resolve, 10))
+    if (!this.#up) this.#log.warn({ url: redacted(this.#o.url) }, 'fleet cache unreachable at start: serving from memory until it is back')
+  }
+
+  get up (): boolean { return this.#up }
+  get breakerState (): BreakerState { return this.#breaker.state }
+
+  #reconnectDelay (attempt: number): number | null {
+    if (this.#closed) return null
+    const ceiling = Math.min(this.#o.maxReconnectDelay, this.#o.reconnectDelay * 2 ** Math.min(attempt - 1, 20))
+    // Full jitter on half the delay: a fleet that lost Redis together does not reconnect together.
+    return Math.round(ceiling / 2 + Math.random() * ceiling / 2)
+  }
+
+  async #connected (): Promise<void> {
+    if (!this.#cmdReady || !this.#subReady || this.#synced || this.#closed) return
+    try {
+      await this.#syncTags()
+      this.#synced = true
+      this.counters.connects++
+      this.#log.info({ url: redacted(this.#o.url) }, 'fleet cache connected')
+      this.#breaker.success()
+      this.#setUp()
+      await this.#flush()
+    } catch {
+      this.#breaker.failure()
+      // Try again on the next ready; until then the process serves from memory.
+      setTimeout(() => { void this.#connected() }, this.#o.reconnectDelay).unref()
+    }
+  }
+
+  #disconnected (): void {
+    if (this.#synced) {
+      this.#synced = false
+      this.counters.disconnects++
+      this.#log.warn({ url: redacted(this.#o.url) }, 'fleet cache disconnected: serving from memory')
+    }
+    this.#breaker.trip()
+    this.#setUp()
+  }
+
+  #breakerChanged (to: BreakerState, from: BreakerState): void {
+    this.counters.breakerChanges++
+    if (to === 'open') this.#log.warn({ from }, 'fleet cache circuit breaker open')
+    else if (to === 'closed') this.#log.info({ from }, 'fleet cache circuit breaker closed')
+    this.#setUp()
+  }
+
+  #setUp (): void {
+    const up = this.#synced && this.#breaker.state !== 'open' && !this.#closed
+    if (up === this.#up) return
+    this.#up = up
+    this.#post({ t: 'state', up })
+  }
+
+  #post (message: FromAgent): void {
+    if (!this.#closed) this.#channel.postMessage(message)
+  }
+
+  /** Reads every tag version; bumps this process missed are applied to shared memory. */
+  async #syncTags (): Promise<void> {
+    const all = await this.#redis.hgetall(this.#o.prefix + 'tags')
+    const changed: string[] = []
+    for (const [tag, text] of Object.entries(all)) {
+      const version = Number(text)
+      if (version > (this.#versions.get(tag) ?? 0)) {
+        this.#versions.set(tag, version)
+        changed.push(tag)
+      }
+    }
+    // At the first sync shared memory holds nothing from before: only the versions matter.
+    if (this.#syncedOnce && changed.length > 0) {
+      this.#memory.invalidateTags(changed)
+      this.counters.invalidationsReceived += changed.length
+    }
+    this.#syncedOnce = true
+  }
+
+  #received (message: Buffer): void {
+    let parsed: { o: string, t: Array<[string, number]>, e: number }
+    try {
+      parsed = JSON.parse(message.toString('utf8')) as typeof parsed
+    } catch {
+      return
+    }
+    if (parsed.o === this.#id || !Array.isArray(parsed.t)) return
+    const changed: string[] = []
+    for (const [tag, version] of parsed.t) {
+      if (typeof tag === 'string' && typeof version === 'number' && version > (this.#versions.get(tag) ?? 0)) {
+        this.#versions.set(tag, version)
+        changed.push(tag)
+      }
+    }
+    if (changed.length === 0) return
+    this.#memory.invalidateTags(changed, { expire: typeof parsed.e === 'number' && parsed.e >= 0 ? parsed.e : 0 })
+    this.counters.invalidationsReceived += changed.length
+  }
+
+  #handle (message: ToAgent): void {
+    if (this.#closed) return
+    switch (message.t) {
+      case 'hello':
+        this.#post({ t: 'state', up: this.#up })
+        break
+      case 'load':
+        void this.load(message.key).then((found) => this.#post({ t: 'loaded', id: message.id, found }))
+        break
+      case 'save':
+        void this.#save(message.key)
+        break
+      case 'delete':
+        void this.#call(() => this.#redis.del(this.#entryKey(message.key)))
+        break
+      case 'invalidate':
+        for (const tag of message.tags) this.#pending.set(tag, Math.min(this.#pending.get(tag) ?? Infinity, message.expire))
+        void this.#flush()
+        break
+    }
+  }
+
+  #entryKey (key: string): string {
+    return this.#o.prefix + 'e:' + key
+  }
+
+  /** Runs a Redis call unless the breaker is open; failures are counted, never thrown. */
+  async #call<T> (fn: () => Promise<T>): Promise<T | undefined> {
+    if (!this.#up || !this.#breaker.allow()) {
+      this.counters.skipped++
+      return undefined
+    }
+    try {
+      const result = await fn()
+      this.#breaker.success()
+      return result
+    } catch {
+      this.counters.failures++
+      this.#breaker.failure()
+      return undefined
+    }
+  }
+
+  /** Copies `key` from Redis into shared memory; true if it is there now. One Redis read per key at a time. */
+  load (key: string): Promise<boolean> {
+    let pending = this.#loads.get(key)
+    if (!pending) {
+      pending = this.#load(key).finally(() => this.#loads.delete(key))
+      this.#loads.set(key, pending)
+    }
+    return pending
+  }
+
+  async #load (key: string): Promise<boolean> {
+    const raw = await this.#call(() => this.#redis.getBuffer(this.#entryKey(key)))
+    if (!raw) {
+      this.counters.loadMisses++
+      return false
+    }
+    let entry: Awaited<ReturnType<typeof decodeEntry>>
+    try {
+      entry = await decodeEntry(raw)
+    } catch {
+      this.counters.loadMisses++
+      return false
+    }
+    const { header, value } = entry
+    if (this.#invalidatedSince(header)) {
+      // Revalidated after it was written: gone for everyone.
+      void this.#call(() => this.#redis.del(this.#entryKey(key)))
+      this.counters.loadMisses++
+      return false
+    }
+    const stored = this.#memory.set(key, value, { tags: header.t, path: header.p, staleAt: header.s, expireAt: header.x, meta: header.m })
+    if (stored) this.counters.loadHits++
+    else this.counters.loadMisses++
+    return stored
+  }
+
+  #tagsOf (header: EntryHeader): string[] {
+    const tags = header.t ?? []
+    return header.p === undefined ? tags : [...tags, ...pathTags(header.p)]
+  }
+
+  #invalidatedSince (header: EntryHeader): boolean {
+    for (const tag of this.#tagsOf(header)) {
+      if ((this.#versions.get(tag) ?? 0) > (header.v?.[tag] ?? 0)) return true
+    }
+    return false
+  }
+
+  async #save (key: string): Promise<void> {
+    if (!this.#up) return
+    const entry = this.#memory.get(key, { peek: true })
+    if (!entry) return
+    const header: EntryHeader = {}
+    if (entry.tags.length > 0) header.t = [...entry.tags]
+    if (entry.path !== undefined) header.p = entry.path
+    if (Number.isFinite(entry.staleAt)) header.s = entry.staleAt
+    if (Number.isFinite(entry.expireAt)) header.x = entry.expireAt
+    if (entry.meta !== undefined) header.m = entry.meta
+    const versions: Record<string, number> = {}
+    for (const tag of this.#tagsOf(header)) {
+      const v = this.#versions.get(tag)
+      if (v !== undefined) versions[tag] = v
+    }
+    if (Object.keys(versions).length > 0) header.v = versions
+    const raw = await encodeEntry(header, entry.value, this.#o.compressAbove)
+    if (raw.length > this.#o.maxEntryBytes) {
+      this.counters.oversize++
+      return
+    }
+    const ttl = Number.isFinite(entry.expireAt) ? Math.ceil(entry.expireAt - Date.now()) : 0
+    if (Number.isFinite(entry.expireAt) && ttl <= 0) return
+    const done = await this.#call(() => ttl > 0 ? this.#redis.set(this.#entryKey(key), raw, 'PX', ttl) : this.#redis.set(this.#entryKey(key), raw))
+    if (done !== undefined) this.counters.saves++
+  }
+
+  /** Sends the invalidations Redis has not yet seen: bump each tag's version, publish the bumps. */
+  async #flush (): Promise<void> {
+    if (this.#pending.size === 0 || !this.#up) return
+    const batch = [...this.#pending]
+    this.#pending.clear()
+    const tagsKey = this.#o.prefix + 'tags'
+    const result = await this.#call(async () => {
+      const multi = this.#redis.multi()
+      for (const [tag] of batch) multi.hincrby(tagsKey, tag, 1)
+      const replies = await multi.exec()
+      const bumps = batch.map(([tag, expire], i) => [tag, Number(replies?.[i]?.[1]), expire] as const)
+      const byExpire = new Map<number, Array<[string, number]>>()
+      for (const [tag, version, expire] of bumps) {
+        if (!Number.isFinite(version)) throw new Error('HINCRBY failed')
+        if (version > (this.#versions.get(tag) ?? 0)) this.#versions.set(tag, version)
+        const group = byExpire.get(expire) ?? []
+        group.push([tag, version])
+        byExpire.set(expire, group)
+      }
+      for (const [expire, t] of byExpire) await this.#redis.publish(this.#o.prefix + 'invalidate', JSON.stringify({ o: this.#id, t, e: expire }))
+      return bumps.length
+    })
+    if (result === undefined) {
+      for (const [tag, expire] of batch) this.#pending.set(tag, Math.min(this.#pending.get(tag) ?? Infinity, expire))
+    } else this.counters.invalidationsSent += result
+  }
+
+  /** Prometheus text for the runtime's /metrics. */
+  metrics (): string {
+    return this.counters.render({ up: this.#up, breaker: this.#breaker.state, pending: this.#pending.size })
+  }
+
+  async close (): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    this.#channel.close()
+    await Promise.allSettled([
+      this.#redis.quit().catch(() => this.#redis.disconnect()),
+      this.#sub.quit().catch(() => this.#sub.disconnect()),
+    ])
+    this.#redis.disconnect()
+    this.#sub.disconnect()
+  }
+}
+
+function redacted (url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return 'an invalid URL'
+  }
+}

@@ -1,0 +1,108 @@
+import { BroadcastChannel, threadId } from 'node:worker_threads'
+import type { CacheStore, InvalidateOptions, MaybePromise } from '../cache-store.ts'
+import type { GetOptions, SetOptions, SharedStore, StoreEntry } from '../shared-store.ts'
+import { pathTag } from '../tag-table.ts'
+import type { FromAgent, ToAgent } from './protocol.ts'
+
+/**
+ * The two-tier store a thread uses: the process's shared memory in front, Redis/Valkey
+ * behind it through the process's fleet agent. A hit in memory is answered synchronously,
+ * exactly as the shared store answers it; only a memory miss returns a promise, settled
+ * when the agent has copied the entry from Redis into shared memory or `timeout` ms have
+ * passed, whichever comes first. Writes and invalidations land in memory at once and are
+ * handed to the agent without waiting for Redis.
+ */
+export class FleetStore implements CacheStore {
+  readonly memory: SharedStore
+  readonly #channel: BroadcastChannel
+  readonly #timeout: number
+  readonly #waiting = new Map<string, (found: boolean) => void>()
+  readonly #loads = new Map<string, Promise<void>>()
+  #up = true
+  #seq = 0
+
+  /** `channelName` is the agent's (FleetAgent.channelName); `timeout` the longest a miss waits for Redis, in ms. */
+  constructor (memory: SharedStore, channelName: string, timeout = 100) {
+    this.memory = memory
+    this.#timeout = timeout
+    this.#channel = new BroadcastChannel(channelName)
+    this.#channel.onmessage = (event) => this.#received((event as { data: FromAgent }).data)
+    // The channel must not keep a thread alive on its own.
+    this.#channel.unref()
+    this.#post({ t: 'hello' })
+  }
+
+  get maxEntryBytes (): number { return this.memory.maxEntryBytes }
+
+  #received (message: FromAgent): void {
+    if (message.t === 'state') this.#up = message.up
+    else if (message.t === 'loaded') this.#waiting.get(message.id)?.(message.found)
+  }
+
+  #post (message: ToAgent): void {
+    this.#channel.postMessage(message)
+  }
+
+  get (key: string, options?: GetOptions): MaybePromise<StoreEntry | undefined> {
+    const found = this.memory.get(key, { peek: true })
+    if (found || !this.#up) {
+      if (options?.peek !== true) this.memory.count(found ? (found.stale ? 'stale' : 'hit') : 'miss')
+      return found
+    }
+    return this.#load(key).then(() => this.memory.get(key, options))
+  }
+
+  /** Asks the agent for `key`; one request per key per thread at a time, bounded by the timeout. */
+  #load (key: string): Promise<void> {
+    let pending = this.#loads.get(key)
+    if (pending) return pending
+    const id = `${threadId}:${++this.#seq}`
+    pending = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => finish(), this.#timeout)
+      const finish = (): void => {
+        clearTimeout(timer)
+        this.#waiting.delete(id)
+        this.#loads.delete(key)
+        resolve()
+      }
+      this.#waiting.set(id, finish)
+    })
+    this.#loads.set(key, pending)
+    this.#post({ t: 'load', id, key })
+    return pending
+  }
+
+  set (key: string, value: Uint8Array, options?: SetOptions): boolean {
+    const stored = this.memory.set(key, value, options)
+    if (stored && this.#up) this.#post({ t: 'save', key })
+    return stored
+  }
+
+  delete (key: string): boolean {
+    const deleted = this.memory.delete(key)
+    this.#post({ t: 'delete', key })
+    return deleted
+  }
+
+  /** Invalidates in memory now; the agent spreads it to the fleet (queued while Redis is away). */
+  invalidateTags (tags: readonly string[], options?: InvalidateOptions): number {
+    const at = this.memory.invalidateTags(tags, options)
+    this.#post({ t: 'invalidate', tags: [...tags], expire: options?.expire ?? 0 })
+    return at
+  }
+
+  invalidatePaths (prefixes: readonly string[], options?: InvalidateOptions): number {
+    const at = this.memory.invalidatePaths(prefixes, options)
+    this.#post({ t: 'invalidate', tags: prefixes.map(pathTag), expire: options?.expire ?? 0 })
+    return at
+  }
+
+  tagsRevalidatedAt (tags: readonly string[]): number {
+    return this.memory.tagsRevalidatedAt(tags)
+  }
+
+  close (): void {
+    this.#channel.close()
+    for (const finish of this.#waiting.values()) finish(false)
+  }
+}

@@ -1,0 +1,69 @@
+import { workerData } from 'node:worker_threads'
+import { getSharedStore, DEFAULT_SHARED_NAME } from '../shared-resource.ts'
+import { createSharedStore, type SharedStore } from '../shared-store.ts'
+import type { SharedStoreOptions } from '../store-options.ts'
+import { FleetAgent, type FleetAgentOptions } from './fleet-agent.ts'
+import { FleetStore } from './fleet-store.ts'
+
+/** What a worker needs to reach its process's fleet agent; handed over with the store's buffer. */
+export interface FleetLink { channel: string, timeout: number }
+
+export interface Fleet {
+  /** The two-tier store for this thread. Other threads open theirs with `getCacheStore()`. */
+  readonly store: FleetStore
+  readonly agent: FleetAgent
+  /** Pass to `serve({ shared })`: the store's buffer and the link to the agent. */
+  readonly shared: Readonly<Record<string, SharedArrayBuffer | FleetLink>>
+  close (): Promise<void>
+}
+
+export type StartFleetOptions = Omit<FleetAgentOptions, 'memory'> & {
+  /** The shared-memory tier; made with `storeOptions` when not given. */
+  memory?: SharedStore
+  storeOptions?: SharedStoreOptions
+}
+
+/**
+ * Starts the fleet tier of a process: one Redis/Valkey client (its agent) in this thread,
+ * in front of it the shared-memory store. Call once per process, in the thread that owns
+ * the store (the main thread under `spindle start`, which does it for `cache: { url }`).
+ * Never rejects because Redis is down: the process then serves from memory and connects
+ * when Redis is back.
+ */
+export async function startFleet (options: StartFleetOptions): Promise<Fleet> {
+  const { memory: given, storeOptions, ...agentOptions } = options
+  const memory = given ?? createSharedStore(storeOptions)
+  const agent = new FleetAgent({ ...agentOptions, memory })
+  const link: FleetLink = { channel: agent.channelName, timeout: options.timeout ?? 100 }
+  const store = new FleetStore(memory, link.channel, link.timeout)
+  await agent.start()
+  return {
+    store,
+    agent,
+    shared: Object.freeze({ [DEFAULT_SHARED_NAME]: memory.buffer, [DEFAULT_SHARED_NAME + 'Fleet']: link }),
+    async close () {
+      store.close()
+      await agent.close()
+    },
+  }
+}
+
+const opened = new WeakMap<SharedStore, FleetStore>()
+
+/**
+ * The store this thread should use: the fleet store when the main thread started a fleet
+ * tier and shared it under `name`, else the shared-memory store shared under `name`, else
+ * undefined (then callers make their own, as without a runtime).
+ */
+export function getCacheStore (name: string = DEFAULT_SHARED_NAME): FleetStore | SharedStore | undefined {
+  const memory = getSharedStore(name)
+  if (!memory) return undefined
+  const link = (workerData as { shared?: Record<string, unknown> } | undefined)?.shared?.[name + 'Fleet'] as FleetLink | undefined
+  if (typeof link?.channel !== 'string') return memory
+  let store = opened.get(memory)
+  if (!store) {
+    store = new FleetStore(memory, link.channel, link.timeout)
+    opened.set(memory, store)
+  }
+  return store
+}
