@@ -10,6 +10,7 @@ export default function RootLayout ({ children }) {
           <Link href="/">Home</Link>
           <Link href="/dynamic">Dynamic</Link>
           <Link href="/static">Static</Link>
+          <Link href="/cached">Cached</Link>
         </nav>
         <main>{children}</main>
       </body>

@@ -6,7 +6,7 @@ import type { Supervisor } from './supervisor.ts'
  * The control server runs on the main thread, which never runs app code, so it answers
  * health probes within milliseconds even when every worker's event loop is blocked.
  */
-export function createControlServer (supervisor: Supervisor, extra: Readonly<Record<string, ControlHandler>>, info: () => object): Server {
+export function createControlServer (supervisor: Supervisor, extra: Readonly<Record<string, ControlHandler>>, info: () => object, extraMetrics?: () => string): Server {
   const json = (res: ServerResponse, status: number, body: unknown): void => {
     const text = JSON.stringify(body)
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text) })
@@ -31,7 +31,7 @@ export function createControlServer (supervisor: Supervisor, extra: Readonly<Rec
       workers: supervisor.status(),
     }),
     'GET /metrics': (_req, res) => {
-      const body = metrics(supervisor)
+      const body = metrics(supervisor) + (extraMetrics?.() ?? '')
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' })
       res.end(body)
     },

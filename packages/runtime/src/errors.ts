@@ -59,6 +59,11 @@ export const SPINDLE_RUNTIME_CLI_USAGE = createError(
   TypeError,
 )
 
+export const SPINDLE_RUNTIME_CACHE_UNAVAILABLE = createError(
+  'SPINDLE_RUNTIME_CACHE_UNAVAILABLE',
+  'A cache URL is set (%s) but @spindle/cache cannot be loaded: %s',
+)
+
 /** Every runtime error constructor, keyed by code (used by the docs test). */
 export const errorCodes = {
   SPINDLE_RUNTIME_INVALID_OPTION,
@@ -71,4 +76,5 @@ export const errorCodes = {
   SPINDLE_RUNTIME_CONFIG_LOAD_FAILED,
   SPINDLE_RUNTIME_PORT_IN_USE,
   SPINDLE_RUNTIME_CLI_USAGE,
+  SPINDLE_RUNTIME_CACHE_UNAVAILABLE,
 } as const

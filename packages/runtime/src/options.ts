@@ -84,6 +84,12 @@ export interface ServeOptions {
   logger?: SupervisorLogger
   /** Load shedding in every worker (docs/overload.md); false turns it off. Default: on, with its defaults. */
   shedding?: LoadSheddingOptions | false
+  /**
+   * The fleet cache (docs/fleet.md): `url` of a Redis/Valkey server shared by every process
+   * of the app, behind the shared-memory cache; the other keys are @spindle/cache fleet
+   * options. Default: the SPINDLE_CACHE_URL environment variable; with neither, no fleet tier.
+   */
+  cache?: { url?: string, [option: string]: unknown }
 }
 
 export interface ResolvedOptions {
@@ -114,6 +120,8 @@ export interface ResolvedOptions {
   readonly mode: 'reuseport'
   readonly logger: SupervisorLogger
   readonly shedding: ResolvedSheddingOptions | false
+  /** The fleet cache: its URL, where the URL came from (for messages) and its other options; undefined without one. */
+  readonly cache: Readonly<{ url: string, source: string, options: Readonly<Record<string, unknown>> }> | undefined
 }
 
 /**
@@ -126,7 +134,7 @@ const KNOWN = new Set([
   'app', 'appOptions', 'workers', 'port', 'host', 'controlPort', 'controlHost', 'shutdownTimeout',
   'startTimeout', 'heartbeatTimeout', 'stallTimeout', 'heapLimitRatio', 'maxHeapMb', 'youngGenerationMb', 'memoryReducer', 'balanceConnections', 'minReadyWorkers',
   'restartDelay', 'maxRestartDelay', 'handleSignals', 'exitOnShutdown', 'cwd', 'env', 'shared',
-  'controlRoutes', 'mode', 'logger', 'shedding',
+  'controlRoutes', 'mode', 'logger', 'shedding', 'cache',
 ])
 
 function positiveInt (name: string, value: unknown, fallback: number): number {
@@ -157,6 +165,16 @@ function hostName (name: string, value: unknown, fallback: string): string {
   if (value === undefined) return fallback
   if (typeof value !== 'string' || value.length === 0) fail(`${name} must be a non-empty string, got ${show(value)}`)
   return value
+}
+
+/** `cache.url`, else SPINDLE_CACHE_URL; the URL itself is checked by @spindle/cache when the fleet starts. */
+function resolveCache (input: unknown): ResolvedOptions['cache'] {
+  const { url, ...options } = plainObject('cache', input)
+  if (url !== undefined && (typeof url !== 'string' || url === '')) fail(`cache.url must be a non-empty string, got ${show(url)}`)
+  const env = process.env.SPINDLE_CACHE_URL
+  if (typeof url === 'string') return Object.freeze({ url, source: 'cache.url', options: Object.freeze(options) })
+  if (env !== undefined && env !== '') return Object.freeze({ url: env, source: 'SPINDLE_CACHE_URL', options: Object.freeze(options) })
+  return undefined
 }
 
 function plainObject (name: string, value: unknown): Record<string, unknown> {
@@ -277,5 +295,6 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
     mode: 'reuseport',
     logger,
     shedding: input.shedding === false ? false : resolveSheddingOptions(input.shedding, 'shedding.'),
+    cache: resolveCache(input.cache),
   })
 }

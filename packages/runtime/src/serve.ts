@@ -4,6 +4,7 @@ import { once } from 'node:events'
 import {
   SPINDLE_RUNTIME_NODE_TOO_OLD, SPINDLE_RUNTIME_PORT_IN_USE, SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED,
 } from './errors.ts'
+import { startCacheFleet } from './cache-fleet.ts'
 import { createControlServer } from './control-server.ts'
 import { resolveOptions, type ResolvedOptions, type ServeOptions } from './options.ts'
 import { workerYoungGenerationMb } from './v8-young.ts'
@@ -63,13 +64,17 @@ async function assertPortFree (host: string, port: number): Promise<void> {
 export async function serve (options: ServeOptions): Promise<SpindleServer> {
   checkPlatform()
   const v8Young = (options as ServeOptions | undefined)?.youngGenerationMb === undefined ? await workerYoungGenerationMb() : undefined
-  const opts = resolveOptions(options, v8Young)
-  if (opts.port !== 0) await assertPortFree(opts.host, opts.port)
+  const resolved = resolveOptions(options, v8Young)
+  if (resolved.port !== 0) await assertPortFree(resolved.host, resolved.port)
 
+  const fleet = await startCacheFleet(resolved)
+  // The fleet tier's store and the link to its Redis client reach workers like any shared resource.
+  const opts = fleet ? Object.freeze({ ...resolved, shared: Object.freeze({ ...resolved.shared, ...fleet.shared }) }) : resolved
   const supervisor = new Supervisor(opts)
   try {
     await supervisor.start()
   } catch (err) {
+    await fleet?.close()
     const cause = (err as Error & { cause?: { code?: string } }).cause
     if (cause?.code === 'EADDRINUSE') throw new SPINDLE_RUNTIME_PORT_IN_USE(opts.host, opts.port, { cause: err })
     throw err
@@ -82,12 +87,13 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
   if (opts.controlPort !== false) {
     control = createControlServer(supervisor, opts.controlRoutes, () => ({
       pid: process.pid, url, workers: opts.workers, uptimeMs: Math.round(process.uptime() * 1000),
-    }))
+    }), fleet ? () => fleet.agent.metrics() : undefined)
     try {
       control.listen(opts.controlPort, opts.controlHost)
       await once(control, 'listening')
     } catch (err) {
       await supervisor.close()
+      await fleet?.close()
       throw err
     }
     const address = control.address()
@@ -100,6 +106,7 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
       supervisor.beginShutdown()
       const { unfinished } = await supervisor.close()
       removeSignals()
+      await fleet?.close()
       if (unfinished > 0) opts.logger.warn({ unfinished }, 'requests cut off by shutdownTimeout')
       if (control) {
         control.closeAllConnections()

@@ -23,6 +23,19 @@ export interface FleetAgentOptions extends FleetOptions {
   now?: () => number
 }
 
+export interface LoadResult {
+  /** The entry is in shared memory now. */
+  found: boolean
+  /** This process holds the fleet's claim on the key: it should produce it. */
+  claimed: boolean
+}
+
+const MISS: LoadResult = Object.freeze({ found: false, claimed: false })
+// How often a process waiting for another's entry looks for it.
+const POLL_MS = 15
+// Deletes the claim only if this process still holds it (it may have run out and been taken).
+const RELEASE_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+
 const stderrLogger: FleetLogger = {
   info: (obj, msg) => { process.stderr.write(JSON.stringify({ level: 'info', msg, ...obj }) + '\n') },
   warn: (obj, msg) => { process.stderr.write(JSON.stringify({ level: 'warn', msg, ...obj }) + '\n') },
@@ -55,11 +68,14 @@ export class FleetAgent {
   readonly #versions = new Map<string, number>()
   // Invalidations not yet in Redis (it was unreachable): tag -> expire ms. Replayed on reconnect.
   readonly #pending = new Map<string, number>()
-  readonly #loads = new Map<string, Promise<boolean>>()
+  readonly #loads = new Map<string, Promise<LoadResult>>()
+  readonly #waiters = new Map<string, Array<() => void>>()
+  readonly #saving = new Map<string, Promise<void>>()
   #cmdReady = false
   #subReady = false
   #synced = false
   #syncedOnce = false
+  #epoch: string | undefined
   #up = false
   #closed = false
 
@@ -112,6 +128,7 @@ export class FleetAgent {
   }
 
   get up (): boolean { return this.#up }
+  get options (): ResolvedFleetOptions { return this.#o }
   get breakerState (): BreakerState { return this.#breaker.state }
 
   #reconnectDelay (attempt: number): number | null {
@@ -166,9 +183,21 @@ export class FleetAgent {
     if (!this.#closed) this.#channel.postMessage(message)
   }
 
-  /** Reads every tag version; bumps this process missed are applied to shared memory. */
+  /**
+   * Reads every tag version; bumps this process missed are applied to shared memory. The
+   * epoch key tells a Redis that lost its data (restarted without persistence): versions
+   * then start again from zero, so every tag Redis knows is applied and the old versions
+   * are forgotten.
+   */
   async #syncTags (): Promise<void> {
-    const all = await this.#redis.hgetall(this.#o.prefix + 'tags')
+    const epochKey = this.#o.prefix + 'epoch'
+    await this.#redis.set(epochKey, randomUUID(), 'NX')
+    const replies = await this.#redis.multi().get(epochKey).hgetall(this.#o.prefix + 'tags').exec()
+    const epoch = replies?.[0]?.[1] as string | null
+    const all = (replies?.[1]?.[1] ?? {}) as Record<string, string>
+    const lost = this.#epoch !== undefined && epoch !== this.#epoch
+    if (lost) this.#versions.clear()
+    this.#epoch = epoch ?? undefined
     const changed: string[] = []
     for (const [tag, text] of Object.entries(all)) {
       const version = Number(text)
@@ -212,10 +241,16 @@ export class FleetAgent {
         this.#post({ t: 'state', up: this.#up })
         break
       case 'load':
-        void this.load(message.key).then((found) => this.#post({ t: 'loaded', id: message.id, found }))
+        void this.load(message.key, () => this.#post({ t: 'waiting', id: message.id }))
+          .then(({ found, claimed }) => this.#post({ t: 'loaded', id: message.id, found, claimed }))
         break
-      case 'save':
-        void this.#save(message.key)
+      case 'save': {
+        const saving = this.#save(message.key).finally(() => { if (this.#saving.get(message.key) === saving) this.#saving.delete(message.key) })
+        this.#saving.set(message.key, saving)
+        break
+      }
+      case 'release':
+        void this.#release(message.key)
         break
       case 'delete':
         void this.#call(() => this.#redis.del(this.#entryKey(message.key)))
@@ -248,22 +283,53 @@ export class FleetAgent {
     }
   }
 
-  /** Copies `key` from Redis into shared memory; true if it is there now. One Redis read per key at a time. */
-  load (key: string): Promise<boolean> {
+  /**
+   * Copies `key` from Redis into shared memory. When Redis has none, claims the key for
+   * this process (`claimed`: produce it, then set or release) or, when another process
+   * holds the claim, calls `onWaiting` and polls for that process's entry up to waitMs.
+   * Concurrent loads of one key share one Redis round trip.
+   */
+  load (key: string, onWaiting: () => void = () => {}): Promise<LoadResult> {
     let pending = this.#loads.get(key)
     if (!pending) {
-      pending = this.#load(key).finally(() => this.#loads.delete(key))
+      const waiters: Array<() => void> = []
+      pending = this.#load(key, () => { for (const w of waiters) w() }).finally(() => { this.#loads.delete(key); this.#waiters.delete(key) })
       this.#loads.set(key, pending)
+      this.#waiters.set(key, waiters)
     }
+    this.#waiters.get(key)?.push(onWaiting)
     return pending
   }
 
-  async #load (key: string): Promise<boolean> {
-    const raw = await this.#call(() => this.#redis.getBuffer(this.#entryKey(key)))
-    if (!raw) {
+  async #load (key: string, onWaiting: () => void): Promise<LoadResult> {
+    const entryKey = this.#entryKey(key)
+    const raw = await this.#call(() => this.#redis.getBuffer(entryKey))
+    if (raw === undefined) return MISS
+    if (raw !== null) return { found: await this.#copy(key, raw), claimed: false }
+    const claim = await this.#call(() => this.#redis.set(this.#claimKey(key), this.#id, 'PX', this.#o.claimMs, 'NX'))
+    if (claim === 'OK') {
       this.counters.loadMisses++
-      return false
+      return { found: false, claimed: true }
     }
+    if (claim === undefined) return MISS
+    // Another process is producing it: one render for the fleet, the others wait for it.
+    onWaiting()
+    this.counters.waits++
+    const deadline = Date.now() + this.#o.waitMs
+    while (Date.now() < deadline && this.#up) {
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS))
+      const replies = await this.#call(() => this.#redis.multi().getBuffer(entryKey).exists(this.#claimKey(key)).exec())
+      if (!replies) break
+      const entry = replies[0]?.[1] as Buffer | null
+      if (entry) return { found: await this.#copy(key, entry), claimed: false }
+      if (replies[1]?.[1] === 0) break
+    }
+    this.counters.loadMisses++
+    return MISS
+  }
+
+  /** Puts an entry read from Redis into shared memory, unless one of its tags was revalidated since it was written. */
+  async #copy (key: string, raw: Buffer): Promise<boolean> {
     let entry: Awaited<ReturnType<typeof decodeEntry>>
     try {
       entry = await decodeEntry(raw)
@@ -282,6 +348,16 @@ export class FleetAgent {
     if (stored) this.counters.loadHits++
     else this.counters.loadMisses++
     return stored
+  }
+
+  #claimKey (key: string): string {
+    return this.#o.prefix + 'l:' + key
+  }
+
+  /** Gives up this process's claim (after any save of the key in progress): waiting processes produce it themselves. */
+  async #release (key: string): Promise<void> {
+    await this.#saving.get(key)
+    await this.#call(() => this.#redis.eval(RELEASE_SCRIPT, 1, this.#claimKey(key), this.#id))
   }
 
   #tagsOf (header: EntryHeader): string[] {
@@ -317,9 +393,11 @@ export class FleetAgent {
       this.counters.oversize++
       return
     }
-    const ttl = Number.isFinite(entry.expireAt) ? Math.ceil(entry.expireAt - Date.now()) : 0
-    if (Number.isFinite(entry.expireAt) && ttl <= 0) return
-    const done = await this.#call(() => ttl > 0 ? this.#redis.set(this.#entryKey(key), raw, 'PX', ttl) : this.#redis.set(this.#entryKey(key), raw))
+    // Every entry has a TTL, so a server full under volatile-lru evicts entries, never the tag versions.
+    const ttl = Math.min(this.#o.maxTtl, Number.isFinite(entry.expireAt) ? Math.ceil(entry.expireAt - Date.now()) : Infinity)
+    if (ttl <= 0) return
+    // Writing the entry ends any claim on it: processes waiting for it find it at their next poll.
+    const done = await this.#call(() => this.#redis.multi().set(this.#entryKey(key), raw, 'PX', ttl).del(this.#claimKey(key)).exec())
     if (done !== undefined) this.counters.saves++
   }
 

@@ -7,6 +7,7 @@ export class FleetCounters {
   loadHits = 0
   loadMisses = 0
   saves = 0
+  waits = 0
   oversize = 0
   skipped = 0
   failures = 0
@@ -26,6 +27,7 @@ export class FleetCounters {
     metric('up', 'gauge', '1 when Redis is reachable, tags are in sync and the breaker is not open', [['', state.up ? 1 : 0]])
     metric('breaker_state', 'gauge', 'Circuit breaker state (1 for the current one)', STATES.map((s) => [`{state="${s}"}`, s === state.breaker ? 1 : 0]))
     metric('loads_total', 'counter', 'Memory misses looked up in Redis, by result', [['{result="hit"}', this.loadHits], ['{result="miss"}', this.loadMisses]])
+    metric('waits_total', 'counter', 'Memory misses that waited for an entry another process was producing', [['', this.waits]])
     metric('saves_total', 'counter', 'Entries written to Redis', [['', this.saves]])
     metric('oversize_total', 'counter', 'Entries kept out of Redis for their size', [['', this.oversize]])
     metric('skipped_total', 'counter', 'Redis calls skipped while disconnected or the breaker was open', [['', this.skipped]])

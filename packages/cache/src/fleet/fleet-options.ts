@@ -8,10 +8,16 @@ export interface FleetOptions {
   prefix?: string
   /** Longest a lookup waits for Redis before it is a miss, in ms. Default 100. */
   timeout?: number
+  /** Longest an entry lives in Redis, in ms; entries with no expiry of their own get this. Default one day. */
+  maxTtl?: number
   /** Largest entry kept in Redis after compression, in bytes; larger ones stay in memory only. Default 4 MiB. */
   maxEntryBytes?: number
   /** Values larger than this are gzipped before they go to Redis, in bytes. Default 1024. */
   compressAbove?: number
+  /** Longest one process holds the fleet's claim on a missing key while it produces it, in ms. Default 5000. */
+  claimMs?: number
+  /** Longest a miss waits for the entry another process is producing, in ms. Default 5000. */
+  waitMs?: number
   /** Consecutive failed Redis calls that open the circuit breaker. Default 5. */
   failureThreshold?: number
   /** How long the breaker stays open before a probe, in ms. Default 2000. */
@@ -36,15 +42,18 @@ export interface ResolvedFleetOptions {
   readonly connection: Readonly<ConnectionOptions>
   readonly prefix: string
   readonly timeout: number
+  readonly maxTtl: number
   readonly maxEntryBytes: number
   readonly compressAbove: number
+  readonly claimMs: number
+  readonly waitMs: number
   readonly failureThreshold: number
   readonly openMs: number
   readonly reconnectDelay: number
   readonly maxReconnectDelay: number
 }
 
-const KNOWN = new Set(['url', 'prefix', 'timeout', 'maxEntryBytes', 'compressAbove', 'failureThreshold', 'openMs', 'reconnectDelay', 'maxReconnectDelay'])
+const KNOWN = new Set(['url', 'prefix', 'timeout', 'maxTtl', 'maxEntryBytes', 'compressAbove', 'claimMs', 'waitMs', 'failureThreshold', 'openMs', 'reconnectDelay', 'maxReconnectDelay'])
 const SCHEMES: Record<string, boolean> = { 'redis:': false, 'valkey:': false, 'rediss:': true, 'valkeys:': true }
 
 function fail (message: string): never {
@@ -94,8 +103,11 @@ export function resolveFleetOptions (input: FleetOptions): ResolvedFleetOptions 
     connection,
     prefix: input.prefix ?? 'spindle:',
     timeout: int('timeout', input.timeout, 100, 1, 60_000),
+    maxTtl: int('maxTtl', input.maxTtl, 86_400_000, 1000, 2 ** 31 * 1000),
     maxEntryBytes: int('maxEntryBytes', input.maxEntryBytes, 4 * 1024 * 1024, 1, 512 * 1024 * 1024),
     compressAbove: int('compressAbove', input.compressAbove, 1024, 0, 2 ** 31),
+    claimMs: int('claimMs', input.claimMs, 5000, 1, 600_000),
+    waitMs: int('waitMs', input.waitMs, 5000, 0, 600_000),
     failureThreshold: int('failureThreshold', input.failureThreshold, 5, 1, 1000),
     openMs: int('openMs', input.openMs, 2000, 1, 600_000),
     reconnectDelay,

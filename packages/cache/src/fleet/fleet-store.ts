@@ -1,6 +1,6 @@
 import { BroadcastChannel, threadId } from 'node:worker_threads'
 import type { CacheStore, InvalidateOptions, MaybePromise } from '../cache-store.ts'
-import type { GetOptions, SetOptions, SharedStore, StoreEntry } from '../shared-store.ts'
+import type { GetOptions, Lease, SetOptions, SharedStore, StoreEntry, StoreStats } from '../shared-store.ts'
 import { pathTag } from '../tag-table.ts'
 import type { FromAgent, ToAgent } from './protocol.ts'
 
@@ -16,15 +16,23 @@ export class FleetStore implements CacheStore {
   readonly memory: SharedStore
   readonly #channel: BroadcastChannel
   readonly #timeout: number
-  readonly #waiting = new Map<string, (found: boolean) => void>()
+  readonly #waitMs: number
+  readonly #waiting = new Map<string, { done: (claimed: boolean) => void, wait: () => void }>()
   readonly #loads = new Map<string, Promise<void>>()
+  // Keys this process holds the fleet's claim on (it produces them): released by set or by the lease.
+  readonly #claimed = new Set<string>()
   #up = true
   #seq = 0
 
-  /** `channelName` is the agent's (FleetAgent.channelName); `timeout` the longest a miss waits for Redis, in ms. */
-  constructor (memory: SharedStore, channelName: string, timeout = 100) {
+  /**
+   * `channelName` is the agent's (FleetAgent.channelName); `timeout` the longest a miss
+   * waits for Redis, `waitMs` the longest it waits for an entry another process is
+   * producing, in ms.
+   */
+  constructor (memory: SharedStore, channelName: string, timeout = 100, waitMs = 5000) {
     this.memory = memory
     this.#timeout = timeout
+    this.#waitMs = waitMs
     this.#channel = new BroadcastChannel(channelName)
     this.#channel.onmessage = (event) => this.#received((event as { data: FromAgent }).data)
     // The channel must not keep a thread alive on its own.
@@ -36,7 +44,8 @@ export class FleetStore implements CacheStore {
 
   #received (message: FromAgent): void {
     if (message.t === 'state') this.#up = message.up
-    else if (message.t === 'loaded') this.#waiting.get(message.id)?.(message.found)
+    else if (message.t === 'loaded') this.#waiting.get(message.id)?.done(message.claimed)
+    else if (message.t === 'waiting') this.#waiting.get(message.id)?.wait()
   }
 
   #post (message: ToAgent): void {
@@ -52,29 +61,61 @@ export class FleetStore implements CacheStore {
     return this.#load(key).then(() => this.memory.get(key, options))
   }
 
-  /** Asks the agent for `key`; one request per key per thread at a time, bounded by the timeout. */
+  /** Asks the agent for `key`; one request per key per thread at a time, bounded by the timeouts. */
   #load (key: string): Promise<void> {
     let pending = this.#loads.get(key)
     if (pending) return pending
     const id = `${threadId}:${++this.#seq}`
     pending = new Promise<void>((resolve) => {
-      const timer = setTimeout(() => finish(), this.#timeout)
-      const finish = (): void => {
+      let timer = setTimeout(() => done(false), this.#timeout)
+      const done = (claimed: boolean): void => {
         clearTimeout(timer)
         this.#waiting.delete(id)
         this.#loads.delete(key)
+        if (claimed) this.#claimed.add(key)
         resolve()
       }
-      this.#waiting.set(id, finish)
+      // Another process is producing it: waiting for its result beats rendering it again.
+      const wait = (): void => {
+        clearTimeout(timer)
+        timer = setTimeout(() => done(false), this.#waitMs)
+      }
+      this.#waiting.set(id, { done, wait })
     })
     this.#loads.set(key, pending)
     this.#post({ t: 'load', id, key })
     return pending
   }
 
+  /** A lease on `key` among this process's threads; releasing it also gives up the fleet's claim if nothing was set. */
+  tryLease (key: string, ttl: number): Lease | undefined {
+    const lease = this.memory.tryLease(key, ttl)
+    if (!lease) return undefined
+    return {
+      release: () => {
+        lease.release()
+        if (this.#claimed.delete(key)) this.#post({ t: 'release', key })
+      },
+    }
+  }
+
+  waitFor (key: string, timeout: number): Promise<boolean> {
+    return this.memory.waitFor(key, timeout)
+  }
+
+  count (result: 'hit' | 'stale' | 'miss'): void {
+    this.memory.count(result)
+  }
+
+  stats (): StoreStats {
+    return this.memory.stats()
+  }
+
   set (key: string, value: Uint8Array, options?: SetOptions): boolean {
     const stored = this.memory.set(key, value, options)
     if (stored && this.#up) this.#post({ t: 'save', key })
+    else if (this.#claimed.has(key)) this.#post({ t: 'release', key })
+    this.#claimed.delete(key)
     return stored
   }
 
@@ -103,6 +144,6 @@ export class FleetStore implements CacheStore {
 
   close (): void {
     this.#channel.close()
-    for (const finish of this.#waiting.values()) finish(false)
+    for (const { done } of this.#waiting.values()) done(false)
   }
 }

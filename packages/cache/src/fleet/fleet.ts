@@ -6,7 +6,7 @@ import { FleetAgent, type FleetAgentOptions } from './fleet-agent.ts'
 import { FleetStore } from './fleet-store.ts'
 
 /** What a worker needs to reach its process's fleet agent; handed over with the store's buffer. */
-export interface FleetLink { channel: string, timeout: number }
+export interface FleetLink { channel: string, timeout: number, waitMs: number }
 
 export interface Fleet {
   /** The two-tier store for this thread. Other threads open theirs with `getCacheStore()`. */
@@ -34,8 +34,8 @@ export async function startFleet (options: StartFleetOptions): Promise<Fleet> {
   const { memory: given, storeOptions, ...agentOptions } = options
   const memory = given ?? createSharedStore(storeOptions)
   const agent = new FleetAgent({ ...agentOptions, memory })
-  const link: FleetLink = { channel: agent.channelName, timeout: options.timeout ?? 100 }
-  const store = new FleetStore(memory, link.channel, link.timeout)
+  const link: FleetLink = { channel: agent.channelName, timeout: agent.options.timeout, waitMs: agent.options.waitMs }
+  const store = new FleetStore(memory, link.channel, link.timeout, link.waitMs)
   await agent.start()
   return {
     store,
@@ -62,7 +62,7 @@ export function getCacheStore (name: string = DEFAULT_SHARED_NAME): FleetStore |
   if (typeof link?.channel !== 'string') return memory
   let store = opened.get(memory)
   if (!store) {
-    store = new FleetStore(memory, link.channel, link.timeout)
+    store = new FleetStore(memory, link.channel, link.timeout, link.waitMs)
     opened.set(memory, store)
   }
   return store

@@ -133,6 +133,34 @@ describe('fleet store across processes', () => {
     }
   })
 
+  it('one process produces a missing key for the fleet: the other waits for its entry, or stops waiting when it gives up', async () => {
+    const prefix = `claim-${randomUUID()}:`
+    const a = await fleetOn(prefix)
+    const b = await fleetOn(prefix)
+    try {
+      expect(await a.store.get('page')).toBeUndefined()
+      // b misses too, while a produces: it waits instead of producing it again.
+      const waiting = b.store.get('page')
+      expect(isPromise(waiting)).toBe(true)
+      await sleep(200)
+      a.store.set('page', Buffer.from('rendered once'))
+      expect((await waiting)!.value.toString()).toBe('rendered once')
+      expect(b.agent.metrics()).toMatch(/spindle_cache_fleet_waits_total 1/)
+
+      // a claims another key, then gives up through its lease: b stops waiting at once.
+      expect(await a.store.get('dynamic')).toBeUndefined()
+      const lease = a.store.tryLease('dynamic', 5000)!
+      const started = Date.now()
+      const other = b.store.get('dynamic')
+      await sleep(100)
+      lease.release()
+      expect(await other).toBeUndefined()
+      expect(Date.now() - started).toBeLessThan(1000)
+    } finally {
+      await a.close(); await b.close()
+    }
+  })
+
   it('keeps entries larger than maxEntryBytes (after compression) out of Redis', async () => {
     const prefix = `cap-${randomUUID()}:`
     const a = await fleetOn(prefix, { maxEntryBytes: 1000 })

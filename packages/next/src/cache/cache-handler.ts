@@ -63,7 +63,8 @@ export default class SpindleCacheHandler {
       const ns = buildNamespace()
       if (ns === undefined) return null
       const store = nextCacheStore()
-      const entry = store.get(ns + 'isr:' + key)
+      // A promise only on a memory miss with a fleet tier behind it.
+      const entry = await store.get(ns + 'isr:' + key)
       if (!entry) return null
       const stored = decode<StoredValue>(entry.value)
       // Soft tags (the rendering page's paths) and tags the entry was not stored with are

@@ -1,26 +1,39 @@
-import { createSharedStore, getSharedStore, type SharedStore } from '@spindle/cache'
+import { createSharedStore, FleetStore, getCacheStore, SharedStore } from '@spindle/cache'
+import { SPINDLE_NEXT_CACHE_INVALID_CONFIG } from './errors.ts'
 
 // One store per thread, kept on globalThis so that a handler module loaded twice (Next
 // imports handlers by path, and 'use cache' and the incremental cache load separately)
 // still sees one store.
 const STORE = Symbol.for('@spindle/next.cache-store')
 
-type Holder = { [STORE]?: SharedStore }
+/** The shared-memory store, or the fleet store (shared memory in front of Redis/Valkey). */
+export type NextStore = SharedStore | FleetStore
+
+type Holder = { [STORE]?: NextStore }
 
 /**
- * The store the handlers use: the one the main thread shared with this worker under the
- * runtime's `shared.spindleCache` (see @spindle/cache), else a store private to this
- * thread, made on first use (a single process, `next build`, or a worker started
- * without a shared store).
+ * The store the handlers use: one given to `withSpindle({ ... }, { store })`, else the one
+ * the main thread shared with this worker under the runtime's `shared.spindleCache` (the
+ * fleet store when the runtime runs a fleet tier; see @spindle/cache), else a store
+ * private to this thread, made on first use (a single process, `next build`, or a worker
+ * started without a shared store).
  */
-export function nextCacheStore (): SharedStore {
+export function nextCacheStore (): NextStore {
   const holder = globalThis as Holder
   let store = holder[STORE]
   if (!store) {
-    store = getSharedStore() ?? createSharedStore()
+    store = getCacheStore() ?? createSharedStore()
     holder[STORE] = store
   }
   return store
+}
+
+/** Makes `store` the one this thread's handlers use (withSpindle's `store` option). */
+export function useNextCacheStore (store: unknown): void {
+  if (!(store instanceof SharedStore) && !(store instanceof FleetStore)) {
+    throw new SPINDLE_NEXT_CACHE_INVALID_CONFIG('store must be a SharedStore (createSharedStore) or a FleetStore (startFleet(...).store)')
+  }
+  (globalThis as Holder)[STORE] = store
 }
 
 // Next's tags live beside the tags of other users of the store (the HTTP cache), so

@@ -61,7 +61,8 @@ async function get (cacheKey: string, _softTags?: string[]): Promise<UseCacheEnt
     if (pending) await pending
     const store = nextCacheStore()
     // Peek first, so a miss that turns into a hit after waiting is counted once.
-    let found = store.get(key, { peek: true })
+    // A promise only on a memory miss with a fleet tier behind it (which may wait for another process's render).
+    let found = await store.get(key, { peek: true })
     if (found) store.count(found.stale ? 'stale' : 'hit')
     else {
       const claim = store.tryLease(key, CLAIM_MS)
@@ -72,7 +73,7 @@ async function get (cacheKey: string, _softTags?: string[]): Promise<UseCacheEnt
         claims.set(key, claim)
         return undefined
       }
-      if (await store.waitFor(key, WAIT_MS)) found = store.get(key)
+      if (await store.waitFor(key, WAIT_MS)) found = await store.get(key)
     }
     if (!found) return undefined
     const { body, ...entry } = decode<StoredEntry>(found.value)

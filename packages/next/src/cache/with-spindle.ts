@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { SPINDLE_NEXT_CACHE_CONFLICT, SPINDLE_NEXT_CACHE_INVALID_CONFIG } from './errors.ts'
+import { type NextStore, useNextCacheStore } from './store.ts'
 
 // Absolute paths: Next imports handlers by path at run time, from its own directory.
 const CACHE_HANDLER = fileURLToPath(new URL('./cache-handler.js', import.meta.url))
@@ -18,6 +19,15 @@ export interface SpindleCacheSettings {
   cacheHandler: string
   cacheHandlers: Record<string, string | undefined> & { default: string, remote: string }
   cacheMaxMemorySize: 0
+}
+
+export interface WithSpindleOptions {
+  /**
+   * The store the cache handlers of this thread use instead of the one the runtime shares:
+   * a SharedStore, or a FleetStore (`(await startFleet({ url })).store`) to put Redis/Valkey
+   * behind shared memory in a single process. Default: the runtime's, else one per thread.
+   */
+  store?: NextStore
 }
 
 type ConfigFunction<T> = (...args: any[]) => T | Promise<T>
@@ -61,9 +71,11 @@ function apply<T extends SpindleNextConfig> (config: T): T & SpindleCacheSetting
  * store, and Next keeps no per-thread copy (`cacheMaxMemorySize: 0`). Accepts a config
  * object or a config function (phase, context) and returns the same kind.
  */
-export function withSpindle<T extends SpindleNextConfig> (config: T): T & SpindleCacheSettings
-export function withSpindle<T extends SpindleNextConfig> (config: ConfigFunction<T>): ConfigFunction<T & SpindleCacheSettings>
-export function withSpindle<T extends SpindleNextConfig> (config: T | ConfigFunction<T>): (T & SpindleCacheSettings) | ConfigFunction<T & SpindleCacheSettings> {
+export function withSpindle<T extends SpindleNextConfig> (config: T, options?: WithSpindleOptions): T & SpindleCacheSettings
+export function withSpindle<T extends SpindleNextConfig> (config: ConfigFunction<T>, options?: WithSpindleOptions): ConfigFunction<T & SpindleCacheSettings>
+export function withSpindle<T extends SpindleNextConfig> (config: T | ConfigFunction<T>, options: WithSpindleOptions = {}): (T & SpindleCacheSettings) | ConfigFunction<T & SpindleCacheSettings> {
+  // next.config is evaluated in the thread that serves, so the handlers of this thread find the store.
+  if (options.store !== undefined) useNextCacheStore(options.store)
   if (typeof config === 'function') {
     return async (...args: unknown[]) => apply(await config(...args))
   }
