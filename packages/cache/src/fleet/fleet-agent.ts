@@ -30,6 +30,8 @@ export interface LoadResult {
   claimed: boolean
 }
 
+interface Waiters { waiting: boolean, calls: Array<() => void> }
+
 const MISS: LoadResult = Object.freeze({ found: false, claimed: false })
 // How often a process waiting for another's entry looks for it.
 const POLL_MS = 15
@@ -69,7 +71,7 @@ export class FleetAgent {
   // Invalidations not yet in Redis (it was unreachable): tag -> expire ms. Replayed on reconnect.
   readonly #pending = new Map<string, number>()
   readonly #loads = new Map<string, Promise<LoadResult>>()
-  readonly #waiters = new Map<string, Array<() => void>>()
+  readonly #waiters = new Map<string, Waiters>()
   readonly #saving = new Map<string, Promise<void>>()
   #cmdReady = false
   #subReady = false
@@ -292,12 +294,19 @@ export class FleetAgent {
   load (key: string, onWaiting: () => void = () => {}): Promise<LoadResult> {
     let pending = this.#loads.get(key)
     if (!pending) {
-      const waiters: Array<() => void> = []
-      pending = this.#load(key, () => { for (const w of waiters) w() }).finally(() => { this.#loads.delete(key); this.#waiters.delete(key) })
+      const waiters: Waiters = { waiting: false, calls: [] }
+      const started = (): void => {
+        waiters.waiting = true
+        for (const call of waiters.calls) call()
+      }
+      pending = this.#load(key, started).finally(() => { this.#loads.delete(key); this.#waiters.delete(key) })
       this.#loads.set(key, pending)
       this.#waiters.set(key, waiters)
     }
-    this.#waiters.get(key)?.push(onWaiting)
+    const waiters = this.#waiters.get(key)
+    // A thread that joins a load already waiting for another process is told at once.
+    if (waiters?.waiting) onWaiting()
+    else waiters?.calls.push(onWaiting)
     return pending
   }
 

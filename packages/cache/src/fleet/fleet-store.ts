@@ -4,12 +4,14 @@ import type { GetOptions, Lease, SetOptions, SharedStore, StoreEntry, StoreStats
 import { pathTag } from '../tag-table.ts'
 import type { FromAgent, ToAgent } from './protocol.ts'
 
+const REPLY_ROUND_TRIPS = 3
+
 /**
  * The two-tier store a thread uses: the process's shared memory in front, Redis/Valkey
  * behind it through the process's fleet agent. A hit in memory is answered synchronously,
  * exactly as the shared store answers it; only a memory miss returns a promise, settled
  * when the agent has copied the entry from Redis into shared memory or `timeout` ms have
- * passed, whichever comes first. Writes and invalidations land in memory at once and are
+ * passed (three times `timeout`, see #load), whichever comes first. Writes and invalidations land in memory at once and are
  * handed to the agent without waiting for Redis.
  */
 export class FleetStore implements CacheStore {
@@ -67,7 +69,9 @@ export class FleetStore implements CacheStore {
     if (pending) return pending
     const id = `${threadId}:${++this.#seq}`
     pending = new Promise<void>((resolve) => {
-      let timer = setTimeout(() => done(false), this.#timeout)
+      // The agent bounds each Redis call by `timeout` and makes two at most (read, claim);
+      // the rest is the hop to the main thread, slower when every core renders.
+      let timer = setTimeout(() => done(false), this.#timeout * REPLY_ROUND_TRIPS)
       const done = (claimed: boolean): void => {
         clearTimeout(timer)
         this.#waiting.delete(id)
