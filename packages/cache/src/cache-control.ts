@@ -61,23 +61,92 @@ export function qualifiedFields (d: Directives, name: string): string[] {
   return v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)
 }
 
-/** An HTTP-date (IMF-fixdate and the obsolete forms Date.parse accepts), in ms; NaN when invalid. */
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
+// RFC 9110 5.6.7: IMF-fixdate, and the obsolete RFC 850 and asctime forms a recipient must accept.
+const IMF_FIXDATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/
+const RFC850 = /^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$/
+const ASCTIME = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) ([ \d]\d) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/
+
+function utc (year: number, month: string, day: number, h: string, m: string, sec: string): number {
+  const mon = MONTHS.indexOf(month)
+  if (mon < 0 || day < 1 || day > 31 || Number(h) > 23 || Number(m) > 59 || Number(sec) > 60) return NaN
+  return Date.UTC(year, mon, day, Number(h), Number(m), Number(sec))
+}
+
+/** An HTTP-date in ms, parsed strictly (not Date.parse, which accepts almost anything); NaN when invalid. */
 export function parseHttpDate (value: HeaderValue): number {
   const all = lines(value)
   if (all.length !== 1) return NaN
   const text = all[0]!.trim()
-  // Date.parse accepts plain numbers ("0") as years; an HTTP-date always names a weekday or month.
-  if (!/[a-z]{3}/i.test(text)) return NaN
-  return Date.parse(text)
+  let m = IMF_FIXDATE.exec(text)
+  if (m) return utc(Number(m[3]), m[2]!, Number(m[1]), m[4]!, m[5]!, m[6]!)
+  m = RFC850.exec(text)
+  if (m) {
+    // Two-digit years more than 50 years ahead are in the past century (RFC 9110 5.6.7).
+    const now = new Date().getUTCFullYear()
+    let year = Math.floor(now / 100) * 100 + Number(m[3])
+    if (year > now + 50) year -= 100
+    return utc(year, m[2]!, Number(m[1]), m[4]!, m[5]!, m[6]!)
+  }
+  m = ASCTIME.exec(text)
+  if (m) return utc(Number(m[6]), m[1]!, Number(m[2]!.trim()), m[3]!, m[4]!, m[5]!)
+  return NaN
 }
 
-/** The Age header in seconds; Infinity when it is not exactly one non-negative integer (a broken Age makes the response stale). */
+/**
+ * The Age header in seconds (RFC 9111 5.1): the first value of the first line; 0 when it
+ * is absent or not a non-negative integer (an invalid Age is ignored).
+ */
 export function parseAge (value: HeaderValue): number {
+  const first = lines(value)[0]?.split(',')[0]?.trim()
+  if (first === undefined || !/^\d+$/.test(first)) return 0
+  return Math.min(Number(first), 2 ** 31)
+}
+
+// One member of a Structured Fields dictionary (RFC 8941 3.2): a lower-case key, then an
+// optional bare item (integer, decimal, string, token, byte sequence, boolean), then parameters.
+const SF_KEY = /^[a-z*][a-z0-9_\-.*]*/
+const SF_ITEM = /^(?:-?\d{1,15}(?:\.\d{1,3})?|"(?:[^"\\]|\\["\\])*"|[A-Za-z*][!#$%&'*+\-.^_`|~:/0-9A-Za-z]*|:[A-Za-z0-9+/=]*:|\?[01])/
+const DELTA_DIRECTIVES = new Set(['max-age', 's-maxage', 'stale-while-revalidate', 'stale-if-error'])
+
+/**
+ * A targeted cache-control field such as CDN-Cache-Control (RFC 9213): a Structured Fields
+ * dictionary. Undefined when absent or invalid, in which case Cache-Control applies.
+ */
+export function parseTargetedCacheControl (value: HeaderValue): Directives | undefined {
   const all = lines(value)
-  if (all.length === 0) return 0
-  if (all.length > 1) return Infinity
-  const text = all[0]!.trim()
-  return /^\d+$/.test(text) ? Number(text) : Infinity
+  if (all.length === 0) return undefined
+  const text = all.join(',')
+  const out: Directives = new Map()
+  let rest = text.replace(/^[ \t]+/, '')
+  while (rest.length > 0) {
+    const key = SF_KEY.exec(rest)?.[0]
+    if (key === undefined) return undefined
+    rest = rest.slice(key.length)
+    let arg: string | true = true
+    if (rest.startsWith('=')) {
+      const item = SF_ITEM.exec(rest.slice(1))?.[0]
+      if (item === undefined) return undefined
+      rest = rest.slice(1 + item.length)
+      if (item.startsWith('"')) arg = item.slice(1, -1).replace(/\\(.)/g, '$1')
+      else if (item === '?1') arg = true
+      else arg = item
+      if (DELTA_DIRECTIVES.has(key) && !/^\d+$/.test(item)) return undefined
+    }
+    // Parameters are allowed and carry nothing a cache needs.
+    while (rest.startsWith(';')) {
+      const param = /^;[ ]*[a-z*][a-z0-9_\-.*]*(?:=[^;,]*)?/.exec(rest)?.[0]
+      if (param === undefined) return undefined
+      rest = rest.slice(param.length)
+    }
+    if (!out.has(key) && arg !== '?0') out.set(key, arg)
+    rest = rest.replace(/^[ \t]+/, '')
+    if (rest.length === 0) break
+    if (!rest.startsWith(',')) return undefined
+    rest = rest.slice(1).replace(/^[ \t]+/, '')
+    if (rest.length === 0) return undefined
+  }
+  return out
 }
 
 /** A comma-separated list header (Vary, Connection), lower-cased, empty members dropped. */

@@ -1,9 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http'
+import { normalizeHost, splitTarget } from './url-normalize.ts'
 
 /** What a cache key is computed from: the raw request line and headers, before any proxy trust is applied. */
 export interface KeyRequest {
-  /** The request target as received: path and query. */
+  /** The request target: path and query. The plugin passes the path in canonical form (see url-normalize). */
   readonly url: string
+  /** The Host in canonical form (lower-cased, default port dropped), when the caller already checked it. */
+  readonly host?: string
   readonly headers: IncomingHttpHeaders
   /** True when the connection itself is TLS. */
   readonly encrypted: boolean
@@ -31,11 +34,15 @@ function headerText (value: string | string[] | undefined): string {
 
 /**
  * The default key: `scheme://host/path?query`, from the connection and the Host header
- * (never from forwarded headers), then one `\nname: value` line per key header present.
+ * (never from forwarded headers), host and path in canonical form, then one
+ * `\nname: value` line per key header present. An invalid Host keys as `\0invalid`
+ * (the plugin refuses such requests before any lookup).
  */
 export function defaultKey (keyHeaders: readonly string[]): KeyFunction {
   return (req) => {
-    let key = `${req.encrypted ? 'https' : 'http'}://${headerText(req.headers.host).toLowerCase()}${req.url}`
+    const host = req.host ?? normalizeHost(req.headers.host, req.encrypted) ?? '\0invalid'
+    const { path, query } = splitTarget(req.url)
+    let key = `${req.encrypted ? 'https' : 'http'}://${host}${path}${query}`
     for (const name of keyHeaders) {
       const value = req.headers[name]
       if (value !== undefined) key += `\n${name}: ${headerText(value)}`

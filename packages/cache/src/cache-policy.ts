@@ -1,5 +1,5 @@
 import {
-  deltaSeconds, type Directives, parseAge, parseCacheControl, parseETags, parseHttpDate, parseList, qualifiedFields,
+  deltaSeconds, type Directives, parseAge, parseCacheControl, parseETags, parseHttpDate, parseList, parseTargetedCacheControl, qualifiedFields,
 } from './cache-control.ts'
 
 /** Header lines of a response, names lower-cased, one pair per line. */
@@ -21,7 +21,7 @@ export interface ResponseMeta {
   nc?: 1
   /** must-revalidate, proxy-revalidate or s-maxage: never served stale */
   mr?: 1
-  /** public, must-revalidate or s-maxage: reusable for requests with Authorization */
+  /** public or s-maxage: reusable for requests with credentials */
   au?: 1
   swr?: number
   sie?: number
@@ -32,6 +32,16 @@ export interface PolicyOptions {
   heuristicMaxAge: number
   /** Seconds a stale response may serve when revalidation fails. */
   staleOnError: number
+  /** Longest time a 4xx or 5xx response is kept, in seconds. */
+  maxErrorTtl: number
+  /** The targeted Cache-Control field obeyed first (RFC 9213), or false. */
+  targeted: string | false
+}
+
+/** The directives that govern this cache: a valid targeted field (RFC 9213) replaces Cache-Control. */
+export function responseDirectives (lines: HeaderLines, opts: PolicyOptions): Directives {
+  const targeted = opts.targeted ? parseTargetedCacheControl(headerValue(lines, opts.targeted)) : undefined
+  return targeted ?? parseCacheControl(headerValue(lines, 'cache-control'))
 }
 
 // RFC 9110 15.1: statuses whose responses are heuristically cacheable.
@@ -68,21 +78,26 @@ export type Storability = { ok: true, meta: ResponseMeta, keepFor: number } | { 
 
 /**
  * Decides whether a response to a GET may be stored by a shared cache (RFC 9111 3), and
- * computes what reuse needs later. `authorized`: the request carried Authorization.
+ * computes what reuse needs later. `credentialed`: the request carried credentials
+ * (Cookie, Authorization, ...) and its route did not declare itself public.
  */
-export function analyze (status: number, lines: HeaderLines, requestTime: number, responseTime: number, request: { authorized: boolean, noStore: boolean }, opts: PolicyOptions): Storability {
+export function analyze (status: number, lines: HeaderLines, requestTime: number, responseTime: number, request: { credentialed: boolean, noStore: boolean }, opts: PolicyOptions): Storability {
   if (status < 200 || status === 206 || status === 304 || status > 599) return { ok: false, reason: `status ${status}` }
-  const cc = parseCacheControl(headerValue(lines, 'cache-control'))
+  const cc = responseDirectives(lines, opts)
   const understood = UNDERSTOOD.has(status)
   if (cc.has('must-understand') && !understood) return { ok: false, reason: 'must-understand with an unknown status' }
   if (cc.has('no-store') && !(cc.has('must-understand') && understood)) return { ok: false, reason: 'no-store' }
   if (request.noStore) return { ok: false, reason: 'request no-store' }
   if (cc.get('private') === true) return { ok: false, reason: 'private' }
-  const authOk = cc.has('public') || cc.has('must-revalidate') || cc.has('s-maxage')
-  if (request.authorized && !authOk) return { ok: false, reason: 'authorization' }
+  // Stricter than RFC 9111 3.5 (which also lets must-revalidate through for Authorization):
+  // only a response that says it is for everyone is shared from a request with credentials.
+  if (request.credentialed && !cc.has('public') && !cc.has('s-maxage')) return { ok: false, reason: 'credentials' }
   if (lines.some(([n]) => n === 'set-cookie')) return { ok: false, reason: 'set-cookie' }
   if (parseList(headerValue(lines, 'vary')).includes('*')) return { ok: false, reason: 'vary *' }
   const explicit = cc.has('s-maxage') || cc.has('max-age') || lines.some(([n]) => n === 'expires')
+  // An error is shared only when the route said for how long, and then briefly: one bad
+  // moment, or one crafted request, must not be served to everyone for long.
+  if (status >= 400 && (!explicit || opts.maxErrorTtl === 0)) return { ok: false, reason: 'error without explicit freshness' }
   if (!explicit && !cc.has('public') && !HEURISTIC.has(status)) return { ok: false, reason: 'no freshness information' }
 
   const stored = storedLines(lines, cc)
@@ -94,6 +109,7 @@ export function analyze (status: number, lines: HeaderLines, requestTime: number
 
 /** How long (ms from now) the store should keep an entry: its freshness, the stale windows, and a day more to revalidate with validators. */
 export function keepFor (meta: ResponseMeta, validators: boolean, opts: PolicyOptions): number {
+  if (meta.s >= 400) return Math.max(1000, opts.maxErrorTtl * 1000)
   const age = meta.ia < 0 ? 0 : meta.ia
   const windowS = Math.max(0, meta.fl - age) + Math.max(meta.swr ?? 0, meta.sie ?? 0, opts.staleOnError) + (validators ? 86_400 : 0)
   return Math.max(1000, windowS * 1000)
@@ -105,8 +121,8 @@ function storedLines (lines: HeaderLines, cc: Directives): HeaderLines {
 }
 
 /** Freshness and reuse facts of a stored response, from its header lines and the Age it arrived with (not stored: it is recomputed when served). */
-export function describe (status: number, lines: HeaderLines, requestTime: number, responseTime: number, opts: PolicyOptions, ageHeader: string | string[] | undefined): ResponseMeta {
-  const cc = parseCacheControl(headerValue(lines, 'cache-control'))
+export function describe (status: number, lines: HeaderLines, requestTime: number, responseTime: number, opts: PolicyOptions, ageHeader: string | string[] | undefined, directives?: Directives): ResponseMeta {
+  const cc = directives ?? responseDirectives(lines, opts)
   let date = parseHttpDate(headerValue(lines, 'date'))
   if (Number.isNaN(date)) {
     date = responseTime
@@ -116,10 +132,12 @@ export function describe (status: number, lines: HeaderLines, requestTime: numbe
   const apparent = Math.max(0, responseTime - date) / 1000
   const corrected = ageValue + (responseTime - requestTime) / 1000
   const ia = Math.max(apparent, corrected)
-  const meta: ResponseMeta = { s: status, h: lines, rt: responseTime, ia: Number.isFinite(ia) ? ia : -1, fl: lifetime(status, cc, lines, date, opts) }
+  let fl = lifetime(status, cc, lines, date, opts)
+  if (status >= 400) fl = Math.min(fl, opts.maxErrorTtl)
+  const meta: ResponseMeta = { s: status, h: lines, rt: responseTime, ia: Number.isFinite(ia) ? ia : -1, fl }
   if (cc.get('no-cache') === true) meta.nc = 1
   if (cc.has('must-revalidate') || cc.has('proxy-revalidate') || cc.has('s-maxage')) meta.mr = 1
-  if (cc.has('public') || cc.has('must-revalidate') || cc.has('s-maxage')) meta.au = 1
+  if (cc.has('public') || cc.has('s-maxage')) meta.au = 1
   const swr = deltaSeconds(cc, 'stale-while-revalidate')
   if (swr) meta.swr = swr
   const sie = deltaSeconds(cc, 'stale-if-error')

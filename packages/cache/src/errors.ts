@@ -30,9 +30,23 @@ export const SPINDLE_CACHE_INVALID_PURGE = createError(
   400,
 )
 
+export const SPINDLE_CACHE_INVALID_HOST = createError(
+  'SPINDLE_CACHE_INVALID_HOST',
+  'Invalid Host header: %s',
+  400,
+)
+
+export const SPINDLE_CACHE_HOST_NOT_ALLOWED = createError(
+  'SPINDLE_CACHE_HOST_NOT_ALLOWED',
+  'Host %s is not one of allowedHosts',
+  400,
+)
+
 export const errorCodes = Object.freeze({
   SPINDLE_CACHE_INVALID_OPTION,
   SPINDLE_CACHE_INVALID_BUFFER,
   SPINDLE_CACHE_INVALID_ARGUMENT,
   SPINDLE_CACHE_INVALID_PURGE,
+  SPINDLE_CACHE_INVALID_HOST,
+  SPINDLE_CACHE_HOST_NOT_ALLOWED,
 })

@@ -5,11 +5,23 @@ import { deltaSeconds, type Directives, parseCacheControl, parseList } from './c
 import { type KeyRequest, variantKey } from './cache-key.ts'
 import { analyze, currentAge, describe, headerValue, type HeaderLines, keepFor, mergeNotModified, type PolicyOptions, type ResponseMeta, toLines } from './cache-policy.ts'
 import { captureResponse, interceptHead } from './capture.ts'
+import { SPINDLE_CACHE_HOST_NOT_ALLOWED, SPINDLE_CACHE_INVALID_HOST } from './errors.ts'
 import { type HttpCacheOptions, resolveHttpCacheOptions, type ResolvedHttpCacheOptions } from './plugin-options.ts'
 import { purge, type PurgeRequest, type PurgeResult } from './purge.ts'
 import { getSharedStore } from './shared-resource.ts'
 import { createSharedStore, type Lease, type SharedStore, type StoreStats } from './shared-store.ts'
 import { type Found, isVaryRecord, sendLines, serveStored, type VaryRecord } from './stored-response.ts'
+import { normalizeHost, splitTarget } from './url-normalize.ts'
+
+/** Per-route cache settings: `app.get(path, { config: { cache: ... } }, handler)`. */
+export type RouteCacheConfig = false | {
+  /**
+   * The route's responses do not depend on the request's credentials (Cookie,
+   * Authorization, credentialHeaders): requests with credentials may be answered from,
+   * and fill, the cache as if the responses said `public`.
+   */
+  public?: boolean
+}
 
 export interface HttpCacheDecorator {
   readonly store: SharedStore
@@ -24,11 +36,16 @@ declare module 'fastify' {
   interface FastifyInstance {
     httpCache: HttpCacheDecorator
   }
+  interface FastifyContextConfig {
+    /** false: the cache leaves this route alone. See RouteCacheConfig. */
+    cache?: RouteCacheConfig
+  }
 }
 
 // Marks the plugin's own revalidation requests (fastify.inject); the value is a per-process secret.
 const INTERNAL = 'x-spindle-cache-internal'
-// Uncacheable answers are remembered this long so requests for them do not queue behind one another.
+// Uncacheable answers are remembered this long so requests for them do not queue behind one
+// another. Never for 429 or 5xx: a moment of overload must not turn coalescing off.
 const PASS_MS = 30_000
 const REFRESH_LEASE_MS = 30_000
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH', 'REPORT'])
@@ -40,6 +57,12 @@ interface Context {
   reply: FastifyReply
   primary: string
   cc: Directives
+  /** The canonical path, for path tags. */
+  path: string
+  /** The request target was already canonical: only then may its response be stored (a hit may come from the canonical entry). */
+  canonical: boolean
+  /** The request carries credentials and the route did not declare itself public: only public entries answer it. */
+  credentialed: boolean
 }
 
 interface RouteResult { status: number, lines: HeaderLines, body: Buffer, requestTime: number, responseTime: number }
@@ -55,11 +78,20 @@ class HttpCache {
     this.#fastify = fastify
     this.#store = store
     this.#o = o
-    this.#policy = { heuristicFraction: o.heuristicFraction, heuristicMaxAge: o.heuristicMaxAge, staleOnError: o.staleOnError }
+    this.#policy = { heuristicFraction: o.heuristicFraction, heuristicMaxAge: o.heuristicMaxAge, staleOnError: o.staleOnError, maxErrorTtl: o.maxErrorTtl, targeted: o.targetedCacheControl }
   }
 
-  keyRequest (request: FastifyRequest, url = request.raw.url ?? '/'): KeyRequest {
-    return { url, headers: request.raw.headers, encrypted: (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true }
+  keyRequest (request: FastifyRequest, url = request.raw.url ?? '/', headers = request.raw.headers): KeyRequest {
+    const encrypted = (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true
+    return { url, headers, encrypted, host: normalizeHost(headers.host, encrypted) }
+  }
+
+  /** Refuses a Host that is not a valid host[:port], or not allowed, before any route runs. */
+  #checkHost (request: FastifyRequest): void {
+    const raw = request.raw.headers.host
+    const host = normalizeHost(raw, (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true)
+    if (host === undefined) throw new SPINDLE_CACHE_INVALID_HOST(JSON.stringify(raw))
+    if (this.#o.allowedHosts && !this.#o.allowedHosts(host)) throw new SPINDLE_CACHE_HOST_NOT_ALLOWED(JSON.stringify(host))
   }
 
   async onRequest (request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
@@ -69,16 +101,29 @@ class HttpCache {
       delete headers[INTERNAL]
       if (ours) return undefined
     }
+    this.#checkHost(request)
     const method = request.raw.method ?? 'GET'
     if (method !== 'GET' && method !== 'HEAD') {
-      if (!SAFE.has(method)) this.#invalidateAfter(request, reply)
+      // Frameworks add headers (x-forwarded-*) while the route runs: key with what arrived.
+      if (!SAFE.has(method)) this.#invalidateAfter(request, reply, { ...headers })
       return undefined
     }
-    if (headers.upgrade !== undefined || this.#o.bypassHeaders.some((h) => headers[h] !== undefined) || (this.#o.shouldCache && !this.#o.shouldCache(request))) {
+    const route = request.routeOptions.config?.cache
+    if (route === false || headers.upgrade !== undefined || this.#o.bypassHeaders.some((h) => headers[h] !== undefined) || (this.#o.shouldCache && !this.#o.shouldCache(request))) {
       this.#label(reply, 'BYPASS')
       return undefined
     }
-    const ctx: Context = { request, reply, primary: this.#o.key(this.keyRequest(request)), cc: parseCacheControl(headers['cache-control']) }
+    const url = request.raw.url ?? '/'
+    const { path, query } = splitTarget(url)
+    const ctx: Context = {
+      request,
+      reply,
+      primary: this.#o.key(this.keyRequest(request, path + query)),
+      cc: parseCacheControl(headers['cache-control']),
+      path,
+      canonical: path + query === url,
+      credentialed: route?.public !== true && this.#o.credentialHeaders.some((h) => headers[h] !== undefined),
+    }
     if (ctx.cc.size === 0 && parseList(headers.pragma).includes('no-cache')) ctx.cc.set('no-cache', true)
 
     const found = this.#lookup(ctx.primary, request)
@@ -109,7 +154,8 @@ class HttpCache {
       return undefined
     }
     let lease: Lease | undefined
-    if (this.#o.coalesceTimeout !== false && !this.#store.get(`\0pass\n${ctx.primary}`, { peek: true })) {
+    // Requests with credentials rarely produce a shareable response: they neither wait for nor hold up others.
+    if (this.#o.coalesceTimeout !== false && !ctx.credentialed && ctx.canonical && !this.#store.get(`\0pass\n${ctx.primary}`, { peek: true })) {
       lease = this.#store.tryLease(ctx.primary, this.#o.coalesceTimeout)
       if (lease) {
         // Another thread may have stored it between our lookup and our lease.
@@ -162,13 +208,13 @@ class HttpCache {
     const minFresh = deltaSeconds(ctx.cc, 'min-fresh')
     if (minFresh !== undefined && meta.fl - age < minFresh) fresh = false
     const validate = meta.nc === 1 || ctx.cc.has('no-cache')
-    const authorized = ctx.request.raw.headers.authorization === undefined || meta.au === 1
-    return { usable: fresh && !validate && authorized, validate, staleFor: age - meta.fl }
+    return { usable: fresh && !validate && (!ctx.credentialed || meta.au === 1), validate, staleFor: age - meta.fl }
   }
 
   async #answer (ctx: Context, found: Found): Promise<boolean> {
     const { meta } = found
-    if (ctx.request.raw.headers.authorization !== undefined && !meta.au) return false
+    // A response stored for anyone never answers a request with credentials unless it said public.
+    if (ctx.credentialed && !meta.au) return false
     const { usable, validate, staleFor } = this.#freshness(ctx, found)
     if (usable) {
       this.#serve(ctx.reply, found, 'HIT')
@@ -218,7 +264,7 @@ class HttpCache {
       this.#serve(ctx.reply, found, 'STALE')
       return true
     }
-    this.#storeResponse(ctx.request, ctx.primary, result)
+    this.#storeResponse(ctx, result)
     this.#store.count('miss')
     sendLines(ctx.reply, result.status, result.lines, result.body, this.#o.statusHeader, 'MISS')
     return true
@@ -228,10 +274,10 @@ class HttpCache {
     // One refresh per key for every thread of the process.
     const lease = this.#store.tryLease(`\0refresh\n${found.key}`, REFRESH_LEASE_MS)
     if (!lease) return
-    const { request, primary } = ctx
+    const { request } = ctx
     this.#runRoute(request, found.meta).then((result) => {
       if (result.status === 304) this.#updateFromNotModified(request, found, result)
-      else if (result.status < 500) this.#storeResponse(request, primary, result)
+      else if (result.status < 500) this.#storeResponse(ctx, result)
     }, (err: unknown) => {
       request.log.warn({ err }, 'background revalidation failed')
     }).finally(() => lease.release())
@@ -266,18 +312,21 @@ class HttpCache {
   }
 
   /** Stores a response if RFC 9111 allows it; remembers for a while when it is not cacheable. */
-  #storeResponse (request: FastifyRequest, primary: string, r: RouteResult, varyHeaders = request.raw.headers): boolean {
-    const cc = parseCacheControl(request.raw.headers['cache-control'])
-    const verdict = analyze(r.status, r.lines, r.requestTime, r.responseTime, { authorized: request.raw.headers.authorization !== undefined, noStore: cc.has('no-store') }, this.#policy)
+  #storeResponse (ctx: Context, r: RouteResult, varyHeaders = ctx.request.raw.headers): boolean {
+    const { request, primary } = ctx
+    if (!ctx.canonical) return false
+    const verdict = analyze(r.status, r.lines, r.requestTime, r.responseTime, { credentialed: ctx.credentialed, noStore: ctx.cc.has('no-store') }, this.#policy)
     if (!verdict.ok) {
-      // Only the response's own verdict marks the key; a 304 to a conditional request, or
-      // this request's no-store or Authorization, says nothing about the next request.
-      if (verdict.reason !== 'request no-store' && verdict.reason !== 'authorization' && r.status !== 304) {
+      // Only the response's own verdict marks the key; a 304 to a conditional request, this
+      // request's no-store or credentials, or a moment of overload (429, 5xx) says nothing
+      // about the next request.
+      if (verdict.reason !== 'request no-store' && verdict.reason !== 'credentials' && r.status !== 304 && r.status !== 429 && r.status < 500) {
         this.#store.set(`\0pass\n${primary}`, EMPTY, { expireAt: Date.now() + PASS_MS })
       }
       return false
     }
     const meta = verdict.meta
+    if (r.status >= 500 && this.#holdsGoodResponse(primary, request)) return false
     let key = primary
     const vary = parseList(headerValue(meta.h, 'vary'))
     if (vary.length > 0) {
@@ -294,7 +343,7 @@ class HttpCache {
     const tags = tagText === undefined ? [] : [tagText].flat().flatMap((t) => t.split(/[\s,]+/)).filter(Boolean)
     const stored = this.#store.set(key, r.body, {
       tags,
-      path: (request.raw.url ?? '/').split('?')[0],
+      path: ctx.path,
       staleAt: staleAt(meta),
       expireAt: Date.now() + verdict.keepFor,
       meta,
@@ -311,7 +360,7 @@ class HttpCache {
     const varyHeaders = { ...request.raw.headers }
     captureResponse(reply.raw, this.#store.maxEntryBytes, () => this.#label(reply, 'MISS'), (captured) => {
       try {
-        if (captured) this.#storeResponse(request, ctx.primary, { ...captured, requestTime, responseTime: Date.now() }, varyHeaders)
+        if (captured) this.#storeResponse(ctx, { ...captured, requestTime, responseTime: Date.now() }, varyHeaders)
       } catch (err) {
         request.log.error({ err }, 'storing a response in the cache failed')
       } finally {
@@ -320,11 +369,17 @@ class HttpCache {
     })
   }
 
+  /** A 5xx never replaces a response that was not an error: stale-if-error keeps serving it. */
+  #holdsGoodResponse (primary: string, request: FastifyRequest): boolean {
+    const found = this.#lookup(primary, request)
+    return found !== undefined && found.meta.s < 400
+  }
+
   /** After a successful unsafe request, drops the stored responses of its URL, Location and Content-Location (same host). */
-  #invalidateAfter (request: FastifyRequest, reply: FastifyReply): void {
+  #invalidateAfter (request: FastifyRequest, reply: FastifyReply, headers: FastifyRequest['raw']['headers']): void {
     interceptHead(reply.raw, (status, lines) => {
       if (status < 200 || status >= 400) return
-      const base = new URL(request.raw.url ?? '/', `http://${request.raw.headers.host ?? 'localhost'}`)
+      const base = new URL(request.raw.url ?? '/', `http://${normalizeHost(headers.host, false) || 'localhost'}`)
       const urls = [base.pathname + base.search]
       for (const name of ['location', 'content-location']) {
         const value = headerValue(lines, name)
@@ -333,7 +388,7 @@ class HttpCache {
         const target = URL.canParse(value, base.href) ? new URL(value, base) : undefined
         if (target?.host === base.host) urls.push(target.pathname + target.search)
       }
-      for (const url of urls) this.#store.delete(this.#o.key(this.keyRequest(request, url)))
+      for (const url of urls) this.#store.delete(this.#o.key(this.keyRequest(request, url, headers)))
     })
   }
 }

@@ -35,6 +35,26 @@ export interface HttpCacheOptions {
   heuristicMaxAge?: number
   /** Return false to leave a request alone (no lookup, no store). Default: every GET and HEAD is considered. */
   shouldCache?: (request: FastifyRequest) => boolean
+  /**
+   * Host names (without port) the app answers for; a request for any other Host gets 400
+   * before any route runs. `*.example.com` allows every subdomain of example.com. Default:
+   * any Host that is a valid `host[:port]`.
+   */
+  allowedHosts?: readonly string[]
+  /**
+   * Request headers that carry a user's credentials, besides `Cookie` and `Authorization`
+   * (e.g. `x-api-key`). A request with any of them is answered by the route and its
+   * response is not stored, unless the response says `public` or `s-maxage` or the route
+   * sets `config: { cache: { public: true } }`. Default: none.
+   */
+  credentialHeaders?: readonly string[]
+  /** Longest time, in seconds, a 4xx or 5xx response (which needs explicit freshness to be stored at all) is kept. Default 5. */
+  maxErrorTtl?: number
+  /**
+   * The targeted Cache-Control field this cache obeys before Cache-Control (RFC 9213), lower-case;
+   * false to ignore targeted fields. Default 'cdn-cache-control'.
+   */
+  targetedCacheControl?: string | false
 }
 
 export interface ResolvedHttpCacheOptions {
@@ -50,9 +70,14 @@ export interface ResolvedHttpCacheOptions {
   readonly heuristicFraction: number
   readonly heuristicMaxAge: number
   readonly shouldCache: ((request: FastifyRequest) => boolean) | undefined
+  readonly allowedHosts: ((host: string) => boolean) | undefined
+  readonly credentialHeaders: readonly string[]
+  readonly maxErrorTtl: number
+  readonly targetedCacheControl: string | false
 }
 
-const KNOWN = new Set(['store', 'sharedName', 'storeOptions', 'key', 'keyHeaders', 'tagHeader', 'statusHeader', 'coalesceTimeout', 'staleOnError', 'heuristicFraction', 'heuristicMaxAge', 'shouldCache'])
+const KNOWN = new Set(['store', 'sharedName', 'storeOptions', 'key', 'keyHeaders', 'tagHeader', 'statusHeader', 'coalesceTimeout', 'staleOnError', 'heuristicFraction', 'heuristicMaxAge', 'shouldCache', 'allowedHosts', 'credentialHeaders', 'maxErrorTtl', 'targetedCacheControl'])
+const HOST_NAME = /^(?:\*\.)?[a-z0-9\-._~!$&'()*+,;=%]+$|^\[[0-9a-f:.]+\]$/
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/
 
 function fail (message: string): never {
@@ -66,6 +91,33 @@ function headerName (name: string, value: unknown, fallback: string | false): st
   return value.toLowerCase()
 }
 
+function headerNames (name: string, value: unknown, always: readonly string[]): readonly string[] {
+  if (value === undefined) return Object.freeze([...always])
+  if (!Array.isArray(value) || value.some((h) => typeof h !== 'string' || !TOKEN.test(h.toLowerCase()))) {
+    fail(`${name} must be an array of header names, got ${show(value)}`)
+  }
+  return Object.freeze([...new Set([...always, ...value.map((h: string) => h.toLowerCase())])])
+}
+
+/** A matcher for allowedHosts: exact names, or `*.name` for its subdomains. */
+function hostMatcher (value: unknown): ((host: string) => boolean) | undefined {
+  if (value === undefined) return undefined
+  if (!Array.isArray(value) || value.length === 0 || value.some((h) => typeof h !== 'string' || !HOST_NAME.test(h.toLowerCase()))) {
+    fail(`allowedHosts must be a non-empty array of host names (optionally *.name), got ${show(value)}`)
+  }
+  const exact = new Set<string>()
+  const suffixes: string[] = []
+  for (const h of value as string[]) {
+    const lower = h.toLowerCase()
+    if (lower.startsWith('*.')) suffixes.push(lower.slice(1))
+    else exact.add(lower)
+  }
+  return (host) => {
+    const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]!
+    return exact.has(name) || suffixes.some((s) => name.endsWith(s) && name.length > s.length)
+  }
+}
+
 /** Checks the plugin options, fills defaults and returns a frozen copy. Throws SPINDLE_CACHE_INVALID_OPTION. */
 export function resolveHttpCacheOptions (input: HttpCacheOptions = {}): ResolvedHttpCacheOptions {
   if (typeof input !== 'object' || input === null) fail(`options must be an object, got ${show(input)}`)
@@ -75,13 +127,7 @@ export function resolveHttpCacheOptions (input: HttpCacheOptions = {}): Resolved
   if (input.storeOptions !== undefined) resolveStoreOptions(input.storeOptions)
   if (input.key !== undefined && typeof input.key !== 'function') fail(`key must be a function, got ${show(input.key)}`)
   if (input.shouldCache !== undefined && typeof input.shouldCache !== 'function') fail(`shouldCache must be a function, got ${show(input.shouldCache)}`)
-  let keyHeaders = DEFAULT_KEY_HEADERS
-  if (input.keyHeaders !== undefined) {
-    if (!Array.isArray(input.keyHeaders) || input.keyHeaders.some((h) => typeof h !== 'string' || !TOKEN.test(h.toLowerCase()))) {
-      fail('keyHeaders must be an array of header names')
-    }
-    keyHeaders = Object.freeze(input.keyHeaders.map((h) => h.toLowerCase()))
-  }
+  const keyHeaders = input.keyHeaders === undefined ? DEFAULT_KEY_HEADERS : headerNames('keyHeaders', input.keyHeaders, [])
   const coalesceTimeout = input.coalesceTimeout ?? 10_000
   if (coalesceTimeout !== false && (typeof coalesceTimeout !== 'number' || !Number.isInteger(coalesceTimeout) || coalesceTimeout < 1)) {
     fail(`coalesceTimeout must be a positive integer of ms or false, got ${show(coalesceTimeout)}`)
@@ -98,8 +144,16 @@ export function resolveHttpCacheOptions (input: HttpCacheOptions = {}): Resolved
   if (typeof heuristicMaxAge !== 'number' || !Number.isInteger(heuristicMaxAge) || heuristicMaxAge < 0) {
     fail(`heuristicMaxAge must be an integer number of seconds >= 0, got ${show(heuristicMaxAge)}`)
   }
+  const maxErrorTtl = input.maxErrorTtl ?? 5
+  if (typeof maxErrorTtl !== 'number' || !Number.isInteger(maxErrorTtl) || maxErrorTtl < 0) {
+    fail(`maxErrorTtl must be an integer number of seconds >= 0, got ${show(maxErrorTtl)}`)
+  }
   return Object.freeze({
     store: input.store,
+    allowedHosts: hostMatcher(input.allowedHosts),
+    credentialHeaders: headerNames('credentialHeaders', input.credentialHeaders, ['cookie', 'authorization']),
+    maxErrorTtl,
+    targetedCacheControl: headerName('targetedCacheControl', input.targetedCacheControl, 'cdn-cache-control'),
     sharedName: input.sharedName ?? DEFAULT_SHARED_NAME,
     storeOptions: input.storeOptions,
     key: input.key ?? defaultKey(keyHeaders),

@@ -1,4 +1,5 @@
 import { hash32, SEED_A, SEED_B } from './hash.ts'
+import { normalizePath } from './url-normalize.ts'
 
 /**
  * Tag (and path) invalidation times: an open-addressed table of (hash pair -> stale time,
@@ -61,8 +62,12 @@ export class TagTable {
   }
 }
 
-/** The implicit tags of a path: one per segment prefix, so '/a/b' is purged by '/a' and '/a/b', not '/ab'. */
-export function pathTags (path: string): string[] {
+/**
+ * The implicit tags of a path: one per segment prefix, so '/a/b' is purged by '/a' and
+ * '/a/b', not '/ab'. Paths are compared in canonical form: '/%64eep' is '/deep'.
+ */
+export function pathTags (raw: string): string[] {
+  const path = normalizePath(raw)
   const out = ['\0path:/']
   let end = path.indexOf('/', 1)
   while (end !== -1) {
@@ -74,7 +79,8 @@ export function pathTags (path: string): string[] {
 }
 
 /** The tag a path-prefix purge marks. */
-export function pathTag (prefix: string): string {
+export function pathTag (raw: string): string {
+  const prefix = normalizePath(raw)
   const p = prefix.length > 1 && prefix.endsWith('/') ? prefix.slice(0, -1) : prefix
   return '\0path:' + p
 }

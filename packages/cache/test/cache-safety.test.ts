@@ -1,0 +1,166 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { request } from 'undici'
+import { get, sleep, start, type Started } from './helpers.ts'
+
+let s: Started | undefined
+afterEach(async () => {
+  await s?.app.close()
+  s = undefined
+})
+
+/** A request with a Host header of our choosing (fetch and undici's request set their own). */
+async function withHost (base: string, path: string, host: string, headers: Record<string, string> = {}): Promise<{ status: number, text: string }> {
+  const res = await request(base + path, { headers: { host, ...headers } })
+  return { status: res.statusCode, text: await res.body.text() }
+}
+
+describe('httpCache: the key cannot be poisoned', () => {
+  it('refuses a Host that is not host[:port] with 400 before the route runs', async () => {
+    s = await start((app, count) => {
+      app.get('/*', async (req, reply) => {
+        reply.header('cache-control', 'max-age=60')
+        return `${req.url} ${count('page')}`
+      })
+    })
+    for (const host of ['app.com/blog', 'app.com?x', 'x@app.com', 'app.com:99999', 'app.com:8x', '%', 'a b']) {
+      expect((await withHost(s.url, '/post-1', host)).status, host).toBe(400)
+    }
+    expect(s.runs.get('page')).toBeUndefined()
+    // Case and the default port do not make another entry.
+    expect((await withHost(s.url, '/blog/post-1', 'App.COM:80')).text).toBe('/blog/post-1 1')
+    expect((await withHost(s.url, '/blog/post-1', 'app.com')).text).toBe('/blog/post-1 1')
+    expect((await withHost(s.url, '/blog/post-1', 'app.com:8080')).text).toBe('/blog/post-1 2')
+  })
+
+  it('answers only allowedHosts', async () => {
+    s = await start((app) => {
+      app.get('/', async () => 'ok')
+    }, { allowedHosts: ['app.com', '*.example.org'] })
+    expect((await withHost(s.url, '/', 'app.com:8080')).status).toBe(200)
+    expect((await withHost(s.url, '/', 'www.example.org')).status).toBe(200)
+    expect((await withHost(s.url, '/', 'evil.com')).status).toBe(400)
+    expect((await withHost(s.url, '/', 'example.org')).status).toBe(400)
+  })
+
+  it('keys and tags a path in canonical form: /%64eep cannot escape a purge of /deep', async () => {
+    s = await start((app, count) => {
+      app.get('/deep', async (_req, reply) => {
+        reply.header('cache-control', 'max-age=600')
+        return `deep ${count('deep')}`
+      })
+    })
+    expect((await get(`${s.url}/%64eep`)).text).toBe('deep 1')
+    expect((await get(`${s.url}/%64eep`)).text).toBe('deep 2')
+    expect((await get(`${s.url}/deep`)).text).toBe('deep 3')
+    // The spelled-out form is answered from the canonical entry.
+    expect((await get(`${s.url}/%64eep`)).text).toBe('deep 3')
+    s.app.httpCache.purge({ paths: ['/deep'] })
+    expect((await get(`${s.url}/%64eep`)).text).toBe('deep 4')
+    expect((await get(`${s.url}/deep`)).text).toBe('deep 5')
+  })
+})
+
+describe('httpCache: responses for one user are not shared', () => {
+  it('a request with a Cookie or a credentialHeaders header neither fills nor hits a shared entry', async () => {
+    s = await start((app, count) => {
+      app.get('/me', async (req, reply) => {
+        reply.header('cache-control', 'max-age=60').header('last-modified', new Date(Date.now() - 86_400_000).toUTCString())
+        return `${String(req.headers.cookie ?? req.headers['x-api-key'] ?? 'anonymous')} ${count('me')}`
+      })
+    }, { credentialHeaders: ['X-Api-Key'] })
+    expect((await get(`${s.url}/me`, { headers: { cookie: 'session=alice' } })).text).toBe('session=alice 1')
+    expect((await get(`${s.url}/me`)).text).toBe('anonymous 2')
+    expect((await get(`${s.url}/me`)).text).toBe('anonymous 2')
+    expect((await get(`${s.url}/me`, { headers: { cookie: 'session=bob' } })).text).toBe('session=bob 3')
+    expect((await get(`${s.url}/me`, { headers: { 'x-api-key': 'k1' } })).text).toBe('k1 4')
+    expect((await get(`${s.url}/me`, { headers: { authorization: 'Bearer x' } })).text).toBe('anonymous 5')
+  })
+
+  it('shares what says public or s-maxage, and routes with config.cache.public', async () => {
+    s = await start((app, count) => {
+      app.get('/public', async (_req, reply) => {
+        reply.header('cache-control', 'public, max-age=60')
+        return `public ${count('public')}`
+      })
+      app.get('/opted', { config: { cache: { public: true } } }, async (_req, reply) => {
+        reply.header('cache-control', 'max-age=60')
+        return `opted ${count('opted')}`
+      })
+      app.get('/off', { config: { cache: false } }, async (_req, reply) => {
+        reply.header('cache-control', 'max-age=60')
+        return `off ${count('off')}`
+      })
+    })
+    const alice = { headers: { cookie: 'session=alice' } }
+    expect((await get(`${s.url}/public`, alice)).text).toBe('public 1')
+    expect((await get(`${s.url}/public`)).text).toBe('public 1')
+    expect((await get(`${s.url}/opted`, alice)).text).toBe('opted 1')
+    expect((await get(`${s.url}/opted`)).text).toBe('opted 1')
+    await get(`${s.url}/off`)
+    expect((await get(`${s.url}/off`)).text).toBe('off 2')
+  })
+})
+
+describe('httpCache: errors', () => {
+  it('stores an error only with explicit freshness, and no longer than maxErrorTtl', async () => {
+    s = await start((app, count) => {
+      app.get('/gone', async (_req, reply) => {
+        reply.code(404).header('last-modified', new Date(Date.now() - 86_400_000).toUTCString())
+        return `gone ${count('gone')}`
+      })
+      app.get('/broken', async (_req, reply) => {
+        reply.code(500).header('cache-control', 'max-age=3600')
+        return `broken ${count('broken')}`
+      })
+    }, { maxErrorTtl: 1 })
+    await get(`${s.url}/gone`)
+    expect((await get(`${s.url}/gone`)).text).toBe('gone 2')
+    await get(`${s.url}/broken`)
+    expect((await get(`${s.url}/broken`)).text).toBe('broken 1')
+    await sleep(2100)
+    expect((await get(`${s.url}/broken`)).text).toBe('broken 2')
+  })
+
+  it('a 5xx never replaces a good entry', async () => {
+    let fail = false
+    s = await start((app, count) => {
+      app.get('/page', async (_req, reply) => {
+        const n = count('page')
+        if (fail) {
+          reply.code(503).header('cache-control', 'max-age=60')
+          return `down ${n}`
+        }
+        reply.header('cache-control', 'max-age=1, must-revalidate')
+        return `page ${n}`
+      })
+    })
+    expect((await get(`${s.url}/page`)).text).toBe('page 1')
+    fail = true
+    await sleep(2100)
+    // must-revalidate forbids serving it stale: this client sees the error, the entry stays.
+    expect((await get(`${s.url}/page`)).status).toBe(503)
+    fail = false
+    const again = await get(`${s.url}/page`)
+    expect(again.text).toBe('page 3')
+    expect((await get(`${s.url}/page`)).text).toBe('page 3')
+  }, 15_000)
+
+  it('a shed 503 does not turn coalescing off for the key', async () => {
+    let shed = true
+    s = await start((app, count) => {
+      app.get('/slow', async (_req, reply) => {
+        count('slow')
+        if (shed) return reply.code(503).header('retry-after', '1').send('busy')
+        await sleep(300)
+        reply.header('cache-control', 'max-age=60')
+        return 'slow'
+      })
+    })
+    expect((await get(`${s.url}/slow`)).status).toBe(503)
+    shed = false
+    const all = await Promise.all([1, 2, 3, 4].map(() => get(`${s!.url}/slow`)))
+    expect(all.map((r) => r.text)).toEqual(['slow', 'slow', 'slow', 'slow'])
+    // One render for the four concurrent requests, after the one 503.
+    expect(s.runs.get('slow')).toBe(2)
+  })
+})
