@@ -1,28 +1,42 @@
-// Runs the http-cache-tests suite against httpCache: a Fastify server whose catch-all
-// route forwards to the suite's origin server, with httpCache in front of it.
+// Runs the http-cache-tests suite (the current copy, beside the repository in
+// ../shared/cache-tests, or where HTTP_CACHE_TESTS points) against httpCache: a Fastify
+// server whose catch-all route forwards to the suite's origin server, with httpCache in
+// front of it.
 //
 //   node conformance/run.mjs [--mode reply|raw] [--id test-id] [--json file]
 //
 // --mode raw writes the forwarded response to reply.raw after hijacking the reply (as
 // Next.js does) instead of sending it through reply.send. Everything binds 127.0.0.1.
 import { createServer } from 'node:http'
-import { createRequire } from 'node:module'
 import { once } from 'node:events'
-import { writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import Fastify from 'fastify'
 import { connect } from 'node:net'
 import { httpCache } from '@spindle/cache'
 
-const { values: args } = parseArgs({ options: { mode: { type: 'string', default: 'reply' }, id: { type: 'string' }, json: { type: 'string' } } })
-const require = createRequire(import.meta.url)
-const suiteDir = dirname(require.resolve('http-cache-tests/package.json'))
-const fromSuite = (p) => import(join(suiteDir, p))
+const { values: args } = parseArgs({ options: { mode: { type: 'string', default: 'reply' }, id: { type: 'string' }, json: { type: 'string' }, verbose: { type: 'boolean', default: false } } })
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url))
+const sourceDir = resolve(process.env.HTTP_CACHE_TESTS ?? join(repoRoot, '..', 'shared', 'cache-tests'))
+if (!existsSync(join(sourceDir, 'tests', 'index.mjs'))) {
+  throw new Error(`http-cache-tests not found in ${sourceDir}: put the suite in ../shared/cache-tests beside the repository, or set HTTP_CACHE_TESTS`)
+}
+// A copy, so the suite's one dependency (undici) resolves to ours without installing into it.
+const suiteDir = mkdtempSync(join(tmpdir(), 'cache-tests-'))
+cpSync(join(sourceDir, 'test-engine'), join(suiteDir, 'test-engine'), { recursive: true })
+cpSync(join(sourceDir, 'tests'), join(suiteDir, 'tests'), { recursive: true })
+cpSync(join(sourceDir, 'package.json'), join(suiteDir, 'package.json'))
+mkdirSync(join(suiteDir, 'node_modules'))
+symlinkSync(dirname(createRequire(import.meta.url).resolve('undici/package.json')), join(suiteDir, 'node_modules', 'undici'), 'dir')
+const fromSuite = (p) => import(pathToFileURL(join(suiteDir, p)).href)
 
 // The suite's origin, with its own handlers, bound to loopback only.
 const [{ default: handleConfig }, { default: handleFile }, { default: handleState }, { default: handleTest }] = await Promise.all(
-  ['server/handle-config.mjs', 'server/handle-file.mjs', 'server/handle-state.mjs', 'server/handle-test.mjs'].map(fromSuite))
+  ['test-engine/server/handle-config.mjs', 'test-engine/server/handle-file.mjs', 'test-engine/server/handle-state.mjs', 'test-engine/server/handle-test.mjs'].map(fromSuite))
 const origin = createServer((req, res) => {
   const url = new URL(req.url, 'http://127.0.0.1/')
   const segs = url.pathname.split('/'); segs.shift()
@@ -78,7 +92,11 @@ function forward (method, url, headers, body) {
     socket.on('data', (c) => chunks.push(c))
     socket.on('error', reject)
     socket.on('end', () => {
-      const all = Buffer.concat(chunks)
+      let all = Buffer.concat(chunks)
+      // Interim (1xx) responses come before the final one: skip them.
+      while (/^HTTP\/1\.[01] 1\d\d /.test(all.subarray(0, 13).toString('latin1')) && all.indexOf('\r\n\r\n') >= 0) {
+        all = all.subarray(all.indexOf('\r\n\r\n') + 4)
+      }
       const split = all.indexOf('\r\n\r\n')
       if (split < 0) { reject(new Error('origin closed the connection without a response')); return }
       const [statusLine, ...lines] = all.subarray(0, split).toString('latin1').split('\r\n')
@@ -101,10 +119,9 @@ function forward (method, url, headers, body) {
 }
 const base = await app.listen({ port: 0, host: '127.0.0.1' })
 
-const { runTests, getResults } = await fromSuite('client/runner.mjs')
+const { runTests, getResults } = await fromSuite('test-engine/client/runner.mjs')
 const { default: suites } = await fromSuite('tests/index.mjs')
-const display = await fromSuite('lib/display.mjs')
-const fetch = require(require.resolve('node-fetch', { paths: [suiteDir] }))
+const results = await fromSuite('test-engine/lib/results.mjs')
 
 const NAMES = { '✅': 'pass', '⛔️': 'fail', '⚠️': 'optional-fail', Y: 'yes', N: 'no', '🔹': 'setup-fail', '⁉️': 'harness-fail', '-': 'untested', '↻': 'retry', '⚪️': 'dependency-fail' }
 let selected = suites
@@ -112,28 +129,29 @@ if (args.id) {
   selected = suites.map((s) => ({ ...s, tests: s.tests.filter((t) => t.id === args.id).map((t) => ({ ...t, dump: true })) })).filter((s) => s.tests.length)
 }
 try {
-  await runTests(selected, fetch, false, base)
-  const results = getResults()
-  if (args.json) writeFileSync(args.json, JSON.stringify(results, null, 2))
+  await runTests(selected, false, base)
+  const outcome = getResults()
+  if (args.json) writeFileSync(args.json, JSON.stringify(outcome, null, 2))
   const counts = {}
   const failed = []
   for (const suite of selected) {
     for (const test of suite.tests) {
       const kind = test.kind ?? 'required'
       // As the suite's own result pages count: a test whose prerequisite check failed is not run against the cache.
-      const verdict = display.determineTestResult(suites, test.id, results, true)
+      const verdict = results.determineTestResult(suites, test.id, outcome, true)
       const label = NAMES[verdict[2]] ?? verdict[2]
       counts[kind] ??= {}
       counts[kind][label] = (counts[kind][label] ?? 0) + 1
-      const r = results[test.id]
-      if (kind === 'required' && r !== true) failed.push(`${test.id}: ${Array.isArray(r) ? r.join(' ') : String(r)}`)
+      const r = outcome[test.id]
+      if ((kind === 'required' || (args.verbose && kind === 'optimal')) && r !== true) failed.push(`${kind} ${test.id}: ${Array.isArray(r) ? r.join(' ') : String(r)}`)
     }
   }
   console.log(`mode: ${args.mode}`)
   for (const [kind, c] of Object.entries(counts)) console.log(`${kind}: ${Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ')}`)
-  if (failed.length) console.log('required tests not passed:\n  ' + failed.join('\n  '))
+  if (failed.length) console.log('tests not passed:\n  ' + failed.join('\n  '))
 } finally {
   await app.close()
   origin.closeAllConnections()
   origin.close()
+  rmSync(suiteDir, { recursive: true, force: true })
 }

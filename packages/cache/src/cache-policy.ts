@@ -121,8 +121,8 @@ function storedLines (lines: HeaderLines, cc: Directives): HeaderLines {
 }
 
 /** Freshness and reuse facts of a stored response, from its header lines and the Age it arrived with (not stored: it is recomputed when served). */
-export function describe (status: number, lines: HeaderLines, requestTime: number, responseTime: number, opts: PolicyOptions, ageHeader: string | string[] | undefined, directives?: Directives): ResponseMeta {
-  const cc = directives ?? responseDirectives(lines, opts)
+export function describe (status: number, lines: HeaderLines, requestTime: number, responseTime: number, opts: PolicyOptions, ageHeader: string | string[] | undefined): ResponseMeta {
+  const cc = responseDirectives(lines, opts)
   let date = parseHttpDate(headerValue(lines, 'date'))
   if (Number.isNaN(date)) {
     date = responseTime

@@ -1,4 +1,6 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { SPINDLE_CACHE_INVALID_OPTION } from './errors.ts'
 import { purge, type PurgeRequest } from './purge.ts'
 import type { SharedStore } from './shared-store.ts'
 
@@ -12,15 +14,60 @@ function json (res: ServerResponse, status: number, body: unknown): void {
   res.end(text)
 }
 
+/** The environment variable read for the purge token when the `token` option is not given. */
+export const PURGE_TOKEN_ENV = 'SPINDLE_CACHE_PURGE_TOKEN'
+
+export interface CacheControlRoutesOptions {
+  /** Path prefix of the routes. Default '/cache'. */
+  prefix?: string
+  /**
+   * The secret a purge must present as `Authorization: Bearer <token>` (at least 16
+   * characters). Default: the SPINDLE_CACHE_PURGE_TOKEN environment variable. Without
+   * either, every purge is refused with 401.
+   */
+  token?: string
+}
+
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest()
+
+/** Why a purge request must be refused (status and message), or undefined when it may run. */
+function refusal (req: IncomingMessage, token: Buffer | undefined): [number, string] | undefined {
+  // A browser tricked into posting here sends one of these; curl, deploy hooks and Next.js do not.
+  const site = req.headers['sec-fetch-site']
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') return [403, 'cross-site request refused']
+  const origin = req.headers.origin
+  if (origin !== undefined && (!URL.canParse(origin) || new URL(origin).host !== req.headers.host)) return [403, 'cross-origin request refused']
+  // A form or a "simple" cross-site fetch cannot send this content type without a preflight.
+  const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
+  if (type !== 'application/json') return [415, 'content-type must be application/json']
+  if (token === undefined) return [401, `purging needs a token: set the token option or ${PURGE_TOKEN_ENV}`]
+  const auth = req.headers.authorization
+  const given = typeof auth === 'string' && auth.startsWith('Bearer ') ? auth.slice(7).trim() : undefined
+  if (given === undefined || !timingSafeEqual(digest(given), token)) return [401, 'missing or wrong bearer token']
+  return undefined
+}
+
 /**
  * Routes for the runtime's control server (`serve({ controlRoutes })`), which runs in the
  * main thread where the store was created:
- * `POST {prefix}/purge` with a JSON body `{ keys?, tags?, paths? }`, and `GET {prefix}/stats`.
+ * `POST {prefix}/purge` with a JSON body `{ keys?, tags?, paths? }` (bearer token,
+ * `content-type: application/json`, never cross-site), and `GET {prefix}/stats`.
  */
-export function cacheControlRoutes (store: SharedStore, options: { prefix?: string } = {}): Record<string, ControlHandler> {
+export function cacheControlRoutes (store: SharedStore, options: CacheControlRoutesOptions = {}): Record<string, ControlHandler> {
   const prefix = options.prefix ?? '/cache'
+  const secret = options.token ?? process.env[PURGE_TOKEN_ENV]
+  if (secret !== undefined && (typeof secret !== 'string' || secret.length < 16)) {
+    throw new SPINDLE_CACHE_INVALID_OPTION(`token (or ${PURGE_TOKEN_ENV}) must be a string of at least 16 characters`)
+  }
+  const token = secret === undefined ? undefined : digest(secret)
   return {
     [`POST ${prefix}/purge`]: (req, res) => {
+      const refused = refusal(req, token)
+      if (refused) {
+        json(res, refused[0], { error: refused[1] })
+        req.resume()
+        return
+      }
       const chunks: Buffer[] = []
       let size = 0
       req.on('data', (chunk: Buffer) => {

@@ -11,10 +11,13 @@ afterEach(async () => {
 })
 
 /** A request on a fresh connection, so the kernel picks a worker for each. */
-async function fresh (url: string, init: { method?: 'GET' | 'POST', body?: string } = {}): Promise<{ status: number, text: string, thread: string, cache: string }> {
-  const res = await request(url, { method: init.method ?? 'GET', body: init.body, reset: true, headersTimeout: 10_000, bodyTimeout: 10_000 })
+async function fresh (url: string, init: { method?: 'GET' | 'POST', body?: string, headers?: Record<string, string> } = {}): Promise<{ status: number, text: string, thread: string, cache: string }> {
+  const res = await request(url, { method: init.method ?? 'GET', body: init.body, headers: init.headers, reset: true, headersTimeout: 10_000, bodyTimeout: 10_000 })
   return { status: res.statusCode, text: await res.body.text(), thread: String(res.headers['x-thread']), cache: String(res.headers['x-cache']) }
 }
+
+const TOKEN = 'a-test-purge-token-0123456789'
+const PURGE_HEADERS = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }
 
 describe('one cache for every worker (serve() with 2 workers)', () => {
   it('renders each page once across threads, and purges from the control port for all of them', async () => {
@@ -29,7 +32,7 @@ describe('one cache for every worker (serve() with 2 workers)', () => {
       host: '127.0.0.1',
       handleSignals: false,
       shared: { spindleCache: store.buffer, renders },
-      controlRoutes: cacheControlRoutes(store),
+      controlRoutes: cacheControlRoutes(store, { token: TOKEN }),
     })
     const threads = new Set<string>()
     const pages = ['1', '2', '3']
@@ -47,7 +50,7 @@ describe('one cache for every worker (serve() with 2 workers)', () => {
     expect(stats.hits).toBeGreaterThan(0)
 
     // Purge a tag from the main thread's control port: every worker misses it next.
-    const purged = await fresh(`${server.controlUrl}/cache/purge`, { method: 'POST', body: JSON.stringify({ tags: ['page-1'] }) })
+    const purged = await fresh(`${server.controlUrl}/cache/purge`, { method: 'POST', headers: PURGE_HEADERS, body: JSON.stringify({ tags: ['page-1'] }) })
     expect(purged.status).toBe(200)
     expect(JSON.parse(purged.text)).toEqual({ deleted: 0, tags: 1, paths: 0 })
     const after = await fresh(`${server.url}/page/1`)
@@ -56,7 +59,7 @@ describe('one cache for every worker (serve() with 2 workers)', () => {
     for (let i = 0; i < 6; i++) expect((await fresh(`${server.url}/page/1`)).cache).toBe('HIT')
     expect((await fresh(`${server.url}/page/2`)).cache).toBe('HIT')
 
-    const bad = await fresh(`${server.controlUrl}/cache/purge`, { method: 'POST', body: '{"tags": "page-2"}' })
+    const bad = await fresh(`${server.controlUrl}/cache/purge`, { method: 'POST', headers: PURGE_HEADERS, body: '{"tags": "page-2"}' })
     expect(bad.status).toBe(400)
     expect(JSON.parse(bad.text).code).toBe('SPINDLE_CACHE_INVALID_PURGE')
     const remote = JSON.parse((await fresh(`${server.controlUrl}/cache/stats`)).text)

@@ -8,11 +8,12 @@ import { get } from './helpers.ts'
 
 const require = createRequire(import.meta.url)
 const cli = join(dirname(require.resolve('@spindle/runtime/package.json')), 'dist/cli.js')
+const TOKEN = 'a-test-purge-token-0123456789'
 const dir = fileURLToPath(new URL('./fixtures/spindle-start/', import.meta.url))
 
 describe('under spindle start', () => {
   it('the guide\'s spindle.config.js shares one cache between workers and purges it from the control port', async () => {
-    const child = spawn(process.execPath, [cli, 'start', '--workers', '2', '--port', '0', '--control-port', '0', '--host', '127.0.0.1'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [cli, 'start', '--workers', '2', '--port', '0', '--control-port', '0', '--host', '127.0.0.1'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SPINDLE_CACHE_PURGE_TOKEN: TOKEN } })
     try {
       let out = ''
       child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
@@ -24,7 +25,7 @@ describe('under spindle start', () => {
       const first = await get(`${url}/`)
       expect(first.headers.get('x-cache')).toBe('MISS')
       for (let i = 0; i < 4; i++) expect((await get(`${url}/`)).text).toBe(first.text)
-      const purge = await get(`${control}/cache/purge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"tags":["home"]}' })
+      const purge = await get(`${control}/cache/purge`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: '{"tags":["home"]}' })
       expect(purge.status).toBe(200)
       expect((await get(`${url}/`)).headers.get('x-cache')).toBe('MISS')
     } finally {
