@@ -11,7 +11,7 @@ import { purge, type PurgeRequest, type PurgeResult } from './purge.ts'
 import { getSharedStore } from './shared-resource.ts'
 import { createSharedStore, type Lease, type SharedStore, type StoreStats } from './shared-store.ts'
 import { type Found, isVaryRecord, sendLines, serveStored, type VaryRecord } from './stored-response.ts'
-import { normalizeHost, splitTarget } from './url-normalize.ts'
+import { hasDotSegments, normalizeHost, splitTarget } from './url-normalize.ts'
 
 /** Per-route cache settings: `app.get(path, { config: { cache: ... } }, handler)`. */
 export type RouteCacheConfig = false | {
@@ -59,7 +59,11 @@ interface Context {
   cc: Directives
   /** The canonical path, for path tags. */
   path: string
-  /** The request target was already canonical: only then may its response be stored (a hit may come from the canonical entry). */
+  /**
+   * The request target was already canonical: only then may its response be stored. A
+   * target that differs only by percent-encoding (which the router decodes alike) may be
+   * answered from the canonical entry.
+   */
   canonical: boolean
   /** The request carries credentials and the route did not declare itself public: only public entries answer it. */
   credentialed: boolean
@@ -115,6 +119,12 @@ class HttpCache {
     }
     const url = request.raw.url ?? '/'
     const { path, query } = splitTarget(url)
+    // The router does not resolve dot segments ('/a/../b' may reach a wildcard route, not
+    // '/b'): such a request is neither answered from nor stored under the canonical key.
+    if (path + query !== url && hasDotSegments(url.split('?')[0]!)) {
+      this.#label(reply, 'BYPASS')
+      return undefined
+    }
     const ctx: Context = {
       request,
       reply,

@@ -37,7 +37,11 @@ export function lock (i32: Int32Array, timeoutMs: number): boolean {
   }
 }
 
+/**
+ * Lets go of the lock, only if this thread holds it: a thread whose hold was taken over
+ * (it stalled past the timeout) must not release the new holder's section.
+ */
 export function unlock (i32: Int32Array): void {
-  Atomics.store(i32, H_LOCK, 0)
+  if (Atomics.compareExchange(i32, H_LOCK, OWNER, 0) !== OWNER) return
   if (Atomics.load(i32, H_LOCK_WAITERS) > 0) Atomics.notify(i32, H_LOCK, 1)
 }

@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { connect } from 'node:net'
+import { createSharedStore, httpCache, type SharedStore } from '@spindle/cache'
+
+// The same app twice, one behind httpCache. Each answer names what the router and the app
+// saw (route, params, host, forwarded host, and the cookie where the route uses it), so a
+// cached answer equal to the uncached one means no other request's response was reused.
+function routes (app: FastifyInstance): void {
+  const echo = (publicRoute: boolean) => async (req: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply) => {
+    reply.header('cache-control', publicRoute ? 'public, max-age=600' : 'max-age=600')
+    return JSON.stringify({
+      route: req.routeOptions.url,
+      params: req.params,
+      query: req.query,
+      host: URL.canParse(`http://${req.headers.host ?? ''}/`) ? new URL(`http://${req.headers.host ?? ''}/`).host : `unparsed ${String(req.headers.host)}`,
+      forwarded: req.headers['x-forwarded-host'] ?? null,
+      who: publicRoute ? null : (req.headers.cookie ?? req.headers.authorization ?? null),
+    })
+  }
+  app.get('/*', echo(false))
+  app.get('/blog/:post', echo(false))
+  app.get('/pub/:page', echo(true))
+}
+
+let cached: FastifyInstance
+let plain: FastifyInstance
+let store: SharedStore
+beforeAll(async () => {
+  store = createSharedStore({ maxBytes: 8 * 1024 * 1024, maxTags: 256 })
+  cached = Fastify()
+  await cached.register(httpCache, { store, statusHeader: 'x-cache' })
+  routes(cached)
+  plain = Fastify()
+  routes(plain)
+  await cached.listen({ port: 0, host: '127.0.0.1' })
+  await plain.listen({ port: 0, host: '127.0.0.1' })
+})
+afterAll(async () => {
+  await cached.close()
+  await plain.close()
+})
+
+interface Req { host: string, path: string, headers: Array<[string, string]> }
+
+/** One request written byte for byte (HTTP clients normalise targets and Host themselves). */
+function send (app: FastifyInstance, r: Req): Promise<{ status: number, cache: string, body: string }> {
+  const port = (app.server.address() as { port: number }).port
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1')
+    const chunks: Buffer[] = []
+    socket.on('data', (c: Buffer) => chunks.push(c))
+    socket.on('error', reject)
+    socket.on('end', () => {
+      const text = Buffer.concat(chunks).toString('latin1')
+      const split = text.indexOf('\r\n\r\n')
+      const head = text.slice(0, split)
+      resolve({
+        status: Number(head.split(' ')[1]),
+        cache: /\r\nx-cache: (\w+)/i.exec(head)?.[1] ?? '',
+        body: text.slice(split + 4),
+      })
+    })
+    let out = `GET ${r.path} HTTP/1.1\r\nhost: ${r.host}\r\nconnection: close\r\n`
+    for (const [n, v] of r.headers) out += `${n}: ${v}\r\n`
+    socket.end(out + '\r\n')
+  })
+}
+
+// Small alphabets, so that random sequences often spell one resource several ways.
+const segment = fc.constantFrom('blog', 'b%6cog', 'Blog', 'post-1', 'pub', '%70ub', '..', '%2e%2e', '.', 'x%2Fy', 'x', '')
+const path = fc.tuple(fc.array(segment, { minLength: 1, maxLength: 2 }), fc.constantFrom('', '?a=1', '?a=%31'))
+  .map(([segs, query]) => '/' + segs.join('/') + query)
+const host = fc.constantFrom('app.com', 'APP.com:80', 'app.com:8080', 'app.com/blog', 'app.com?x', '%61pp.com', '[::1]')
+const headers = fc.constantFrom<Array<[string, string]>>(
+  [], [], [['cookie', 'session=alice']], [['cookie', 'session=bob']], [['authorization', 'Bearer t']], [['x-forwarded-host', 'evil.com']],
+)
+const request = fc.record({ host, path, headers })
+
+describe('httpCache key (property-based)', () => {
+  it('never answers a request with a response the app would not have given it', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(request, { minLength: 3, maxLength: 8 }), async (sequence) => {
+      store.clear()
+      for (const r of sequence) {
+        const got = await send(cached, r)
+        if (got.status === 400) continue
+        const want = await send(plain, r)
+        expect({ status: got.status, body: got.body }, `${r.host} ${r.path} ${JSON.stringify(r.headers)} (${got.cache})`).toEqual({ status: want.status, body: want.body })
+      }
+    }), { numRuns: 200 })
+  }, 60_000)
+
+  it('refuses exactly the Hosts that are not host[:port]', async () => {
+    for (const h of ['app.com/blog', 'app.com?x', 'x@app.com']) expect((await send(cached, { host: h, path: '/', headers: [] })).status, h).toBe(400)
+    for (const h of ['app.com', 'APP.com:80', '[::1]', '127.0.0.1:3000', '']) expect((await send(cached, { host: h, path: '/', headers: [] })).status, h).toBe(200)
+  })
+})
