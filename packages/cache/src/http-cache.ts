@@ -29,6 +29,11 @@ export interface HttpCacheDecorator {
   purge (request: PurgeRequest): PurgeResult
   /** The cache key of a request, as the plugin computes it. */
   keyOf (request: KeyRequest): string
+  /**
+   * Puts the app's build in every key from now on (undefined: none), so a new build never
+   * serves what an old one stored. The Next.js adapter calls it with Next's build ID.
+   */
+  setBuildId (buildId: string | undefined): void
   stats (): StoreStats
 }
 
@@ -77,12 +82,21 @@ class HttpCache {
   readonly #o: ResolvedHttpCacheOptions
   readonly #policy: PolicyOptions
   readonly #secret = randomUUID()
+  #build = ''
 
   constructor (fastify: FastifyInstance, store: SharedStore, o: ResolvedHttpCacheOptions) {
     this.#fastify = fastify
     this.#store = store
     this.#o = o
     this.#policy = { heuristicFraction: o.heuristicFraction, heuristicMaxAge: o.heuristicMaxAge, staleOnError: o.staleOnError, maxErrorTtl: o.maxErrorTtl, targeted: o.targetedCacheControl }
+  }
+
+  setBuildId (buildId: string | undefined): void {
+    this.#build = buildId === undefined || buildId === '' ? '' : `\n\0build ${buildId}`
+  }
+
+  keyOf (request: KeyRequest): string {
+    return this.#o.key(request) + this.#build
   }
 
   keyRequest (request: FastifyRequest, url = request.raw.url ?? '/', headers = request.raw.headers): KeyRequest {
@@ -128,7 +142,7 @@ class HttpCache {
     const ctx: Context = {
       request,
       reply,
-      primary: this.#o.key(this.keyRequest(request, path + query)),
+      primary: this.keyOf(this.keyRequest(request, path + query)),
       cc: parseCacheControl(headers['cache-control']),
       path,
       canonical: path + query === url,
@@ -398,7 +412,7 @@ class HttpCache {
         const target = URL.canParse(value, base.href) ? new URL(value, base) : undefined
         if (target?.host === base.host) urls.push(target.pathname + target.search)
       }
-      for (const url of urls) this.#store.delete(this.#o.key(this.keyRequest(request, url, headers)))
+      for (const url of urls) this.#store.delete(this.keyOf(this.keyRequest(request, url, headers)))
     })
   }
 }
@@ -414,7 +428,8 @@ async function httpCachePlugin (fastify: FastifyInstance, options: HttpCacheOpti
   fastify.decorate('httpCache', Object.freeze({
     store,
     purge: (request: PurgeRequest) => purge(store, request),
-    keyOf: (request: KeyRequest) => o.key(request),
+    keyOf: (request: KeyRequest) => cache.keyOf(request),
+    setBuildId: (buildId: string | undefined) => cache.setBuildId(buildId),
     stats: () => store.stats(),
   }))
   fastify.addHook('onRequest', (request, reply) => cache.onRequest(request, reply))

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
@@ -41,6 +42,14 @@ async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): P
   const handle = app.getRequestHandler()
   fastify.decorate('next', app)
   fastify.addHook('onClose', async () => { await app.close?.() })
+  // httpCache (@spindle/cache) keys pages by build, so after a redeploy no worker serves
+  // HTML that points at the old build's chunks. Checked once ready: either may register first.
+  if (!opts.dev) {
+    fastify.addHook('onReady', async () => {
+      const cache = (fastify as { httpCache?: { setBuildId?: (id: string | undefined) => void } }).httpCache
+      cache?.setBuildId?.(readFileSync(join(opts.dir, '.next', 'BUILD_ID'), 'utf8').trim())
+    })
+  }
 
   const render = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const res = reply.raw

@@ -1,6 +1,6 @@
 import { rememberServerDistDir, buildNamespace } from './build-id.ts'
 import { decode, encode } from './codec.ts'
-import { nextCacheStore, storeTags } from './store.ts'
+import { invalidateNextTags, nextCacheStore, storeTags } from './store.ts'
 
 // Next.js `cacheHandler` (ISR pages, route handlers, the fetch cache) on the shared store.
 // Next constructs it about once per request, so it holds no state of its own: the store
@@ -100,7 +100,7 @@ export default class SpindleCacheHandler {
     const list = typeof tags === 'string' ? [tags] : tags
     if (list.length === 0) return
     const expire = durations?.expire
-    nextCacheStore().invalidateTags(storeTags(list), { expire: typeof expire === 'number' ? expire * 1000 : 0 })
+    invalidateNextTags(list, typeof expire === 'number' ? expire * 1000 : 0)
   }
 
   resetRequestCache (): void {}

@@ -43,3 +43,21 @@ const TAG_PREFIX = 'next:'
 export function storeTags (tags: readonly string[]): string[] {
   return tags.map((tag) => TAG_PREFIX + tag)
 }
+
+// Next's implicit tag of a path: revalidatePath('/p') is the tag `_N_T_/p`, and
+// revalidatePath('/p', 'layout') is `_N_T_/p/layout`.
+const IMPLICIT = '_N_T_'
+
+/**
+ * Invalidates Next's entries for `tags`, and, through the same store, what the HTTP cache
+ * (`httpCache`) holds for them: the tags themselves (a page's `Cache-Tag` header), and for
+ * Next's implicit path tags the pages under that path. `expireMs`: 0 gone at once, else
+ * stale at once and gone after that many ms.
+ */
+export function invalidateNextTags (tags: readonly string[], expireMs: number): void {
+  const store = nextCacheStore()
+  const plain = tags.filter((t) => !t.startsWith(IMPLICIT))
+  const paths = tags.filter((t) => t.startsWith(IMPLICIT + '/')).map((t) => t.slice(IMPLICIT.length).replace(/\/(?:layout|page)$/, '') || '/')
+  store.invalidateTags([...storeTags(tags), ...plain], { expire: expireMs })
+  if (paths.length > 0) store.invalidatePaths(paths, { expire: expireMs })
+}

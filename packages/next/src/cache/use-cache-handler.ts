@@ -1,7 +1,7 @@
 import type { Lease } from '@spindle/cache'
 import { buildNamespace } from './build-id.ts'
 import { decode, encode } from './codec.ts'
-import { nextCacheStore, storeTags } from './store.ts'
+import { invalidateNextTags, nextCacheStore, storeTags } from './store.ts'
 
 // Next.js `cacheHandlers` ('use cache' with cacheComponents) on the shared store. The
 // behaviour follows Next's own default handler, with the store shared by every thread:
@@ -150,7 +150,7 @@ async function getExpiration (tags: string[]): Promise<number> {
 async function updateTags (tags: string[], durations?: { expire?: number }): Promise<void> {
   if (tags.length === 0) return
   const expire = durations?.expire
-  nextCacheStore().invalidateTags(storeTags(tags), { expire: typeof expire === 'number' ? expire * 1000 : 0 })
+  invalidateNextTags(tags, typeof expire === 'number' ? expire * 1000 : 0)
 }
 
 const useCacheHandler = { get, set, refreshTags, getExpiration, updateTags }

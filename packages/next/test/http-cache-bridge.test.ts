@@ -1,0 +1,58 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { createSharedStore, httpCache } from '@spindle/cache'
+import { withSpindle } from '@spindle/next'
+import SpindleCacheHandler from '@spindle/next/cache-handler'
+import useCache from '@spindle/next/use-cache-handler'
+
+// Next's revalidateTag / revalidatePath / updateTag reach the cache handlers; these must
+// purge what httpCache holds for the same pages, through the one store both use.
+
+let app: FastifyInstance | undefined
+afterEach(async () => {
+  await app?.close()
+  app = undefined
+})
+
+async function pages (): Promise<{ url: string, runs: Map<string, number> }> {
+  const store = createSharedStore({ maxBytes: 4 * 1024 * 1024, maxTags: 256 })
+  withSpindle({}, { store })
+  app = Fastify()
+  await app.register(httpCache, { store })
+  const runs = new Map<string, number>()
+  app.get('/*', async (req, reply) => {
+    const n = (runs.get(req.url) ?? 0) + 1
+    runs.set(req.url, n)
+    reply.header('cache-control', 's-maxage=600').header('cache-tag', 'posts')
+    return `${req.url} ${n}`
+  })
+  return { url: await app.listen({ port: 0, host: '127.0.0.1' }), runs }
+}
+
+const body = async (url: string): Promise<string> => (await fetch(url)).text()
+
+describe('Next.js revalidation purges httpCache', () => {
+  it('revalidatePath (the implicit tag _N_T_/path) purges the pages under that path', async () => {
+    const { url } = await pages()
+    await body(`${url}/blog/a`)
+    await body(`${url}/about`)
+    expect(await body(`${url}/blog/a`)).toBe('/blog/a 1')
+    // revalidatePath('/blog', 'layout') through the 'use cache' handler, as Next sends it.
+    await useCache.updateTags(['_N_T_/blog/layout'])
+    expect(await body(`${url}/blog/a`)).toBe('/blog/a 2')
+    expect(await body(`${url}/about`)).toBe('/about 1')
+    // revalidatePath('/about') through the incremental cache handler.
+    await new SpindleCacheHandler({}).revalidateTag(['_N_T_/about'])
+    expect(await body(`${url}/about`)).toBe('/about 2')
+  })
+
+  it('revalidateTag / updateTag purge pages whose Cache-Tag names the tag', async () => {
+    const { url } = await pages()
+    await body(`${url}/post`)
+    expect(await body(`${url}/post`)).toBe('/post 1')
+    await new SpindleCacheHandler({}).revalidateTag('posts')
+    expect(await body(`${url}/post`)).toBe('/post 2')
+    await useCache.updateTags(['posts'])
+    expect(await body(`${url}/post`)).toBe('/post 3')
+  })
+})
