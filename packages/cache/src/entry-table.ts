@@ -78,6 +78,11 @@ export class EntryTable {
 
   field (e: number, field: number): number { return this.#entries[e * ENTRY_INTS + field]! }
   storedAt (e: number): number { return this.#times[e * ENTRY_TIMES + T_STORED_AT]! }
+  /** When the oldest entry was stored (entries queue in the order they were stored); Infinity when empty. */
+  oldestStoredAt (): number {
+    const tail = this.#header[H_QUEUE_TAIL]!
+    return tail === NONE ? Infinity : this.storedAt(tail)
+  }
   expireAt (e: number): number { return this.#times[e * ENTRY_TIMES + T_EXPIRE_AT]! }
   markVisited (e: number): void { this.#entries[e * ENTRY_INTS + E_VISITED] = 1 }
 

@@ -29,9 +29,10 @@ export const H_QUEUE_TAIL = 15 // oldest entry
 export const H_HAND = 16 // SIEVE hand: next eviction candidate, walks tail -> head
 export const H_MAX_ENTRY_BYTES = 17
 export const H_STAMP = 18 // increments per stored entry: tells a reused slot from the entry it held
-export const H_TAGS_USED = 19
+export const H_TAGS_USED = 19 // tags held in the tag table
 export const H_LEASE_RELEASES = 20 // waiters for a lease sleep on this word (Atomics.waitAsync)
 export const H_LOCK_TIMEOUT = 21
+export const H_TAG_SEQ = 22 // odd while the tag table is being rebuilt (readers look again)
 export const HEADER_INTS = 64
 
 // Counters (Float64 indexes), written under the lock.
@@ -40,8 +41,9 @@ export const C_SETS = 1
 export const C_REJECTED = 2
 export const C_RESETS = 3
 export const C_BYTES_USED = 4 // key + metadata + value bytes of live entries
-export const C_GLOBAL_INVALIDATED_AT = 5 // set when the tag table is full: every older entry is stale
+export const C_GLOBAL_INVALIDATED_AT = 5 // every entry stored before is gone (set to make room in the tag table)
 export const C_CLOCK = 6 // last store-clock reading (ms, strictly increasing)
+export const C_TAGS_FREED_BEFORE = 7 // latest invalidation time (ms) of a tag whose slot was freed
 export const COUNTERS = 8
 
 // Lookup tallies (BigInt64 indexes), added to with Atomics outside the lock.

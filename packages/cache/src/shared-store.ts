@@ -2,7 +2,7 @@ import type { CacheStore } from './cache-store.ts'
 import { SPINDLE_CACHE_INVALID_ARGUMENT, SPINDLE_CACHE_INVALID_BUFFER } from './errors.ts'
 import { hash32, SEED_A } from './hash.ts'
 import {
-  C_BYTES_USED, C_CLOCK, C_EVICTIONS, C_GLOBAL_INVALIDATED_AT, C_REJECTED, C_RESETS, C_SETS, COUNTERS, E_META_LEN,
+  C_BYTES_USED, C_CLOCK, C_EVICTIONS, C_GLOBAL_INVALIDATED_AT, C_REJECTED, C_RESETS, C_SETS, C_TAGS_FREED_BEFORE, COUNTERS, E_META_LEN,
   E_STAMP, fitLayout, H_BLOCK_COUNT, H_BLOCK_SIZE, H_BUCKET_COUNT, H_ENTRIES, H_ENTRY_CAPACITY, H_FREE_BLOCKS,
   H_LEASE_CAPACITY, H_LOCK_TIMEOUT, H_MAGIC, H_MAX_ENTRY_BYTES, H_TAG_CAPACITY, H_VERSION, HEADER_INTS,
   LAYOUT_VERSION, type LayoutConfig, LEASE_INTS, MAGIC, NONE, regionsFor, S_COALESCED, S_HITS, S_MISSES,
@@ -113,7 +113,7 @@ export class SharedStore implements CacheStore {
     this.#counters = new Float64Array(buffer, r.counters, COUNTERS)
     this.#tallies = new BigInt64Array(buffer, r.tallies, TALLIES)
     this.#table = new EntryTable(buffer, r, config, this.#i32, this.#counters)
-    this.#tags = new TagTable(new Int32Array(buffer, r.tagHashes, config.tagCapacity * 2), new BigInt64Array(buffer, r.tagTimes, config.tagCapacity * 2))
+    this.#tags = new TagTable(new Int32Array(buffer, r.tagHashes, config.tagCapacity * 2), new BigInt64Array(buffer, r.tagTimes, config.tagCapacity * 2), header)
     this.#leases = new Leases(this.#i32, new Int32Array(buffer, r.leases, config.leaseCapacity * LEASE_INTS), new Float64Array(buffer, r.leaseDeadlines, config.leaseCapacity), {
       lock: () => this.#lock(),
       unlock: () => unlock(this.#i32),
@@ -293,6 +293,7 @@ export class SharedStore implements CacheStore {
       const now = this.#tick()
       const expireAt = Math.min(now + expire, 8.64e15)
       for (const tag of tags) {
+        if (this.#tags.used >= this.#tags.capacity / 2) this.#makeTagRoom(now)
         // A full table cannot record the tag: invalidating everything is the safe answer.
         if (!this.#tags.mark(tag, Math.round(now * 1000), Math.round(expireAt * 1000))) this.#counters[C_GLOBAL_INVALIDATED_AT] = now
       }
@@ -300,6 +301,25 @@ export class SharedStore implements CacheStore {
     } finally {
       unlock(this.#i32)
     }
+  }
+
+  /**
+   * Keeps the tag table at most half full, so lookups stay a few probes long: drops the
+   * tags older than every stored entry (they can change no answer); if a quarter of the
+   * table would still be held, the entries stored before the median tag time are made
+   * gone (a global invalidation, which covers those tags) and those tags dropped too.
+   * Under the lock.
+   */
+  #makeTagRoom (now: number): void {
+    const c = this.#counters
+    let keepFrom = Math.round(Math.min(this.#table.oldestStoredAt(), now) * 1000)
+    const held = this.#tags.staleTimes().filter((t) => t >= keepFrom)
+    if (held.length >= this.#tags.capacity / 4) {
+      const median = held.sort((a, b) => a - b)[held.length >> 1]!
+      c[C_GLOBAL_INVALIDATED_AT] = Math.max(c[C_GLOBAL_INVALIDATED_AT]!, median / 1000 + 0.001)
+      keepFrom = median + 1
+    }
+    c[C_TAGS_FREED_BEFORE] = Math.max(c[C_TAGS_FREED_BEFORE]!, this.#tags.rebuild(keepFrom) / 1000)
   }
 
   /** Invalidates every entry stored with a path equal to, or under, one of `prefixes` ('/blog' covers '/blog/x', not '/blogger'). */
@@ -310,12 +330,17 @@ export class SharedStore implements CacheStore {
     return this.invalidateTags(prefixes.map(pathTag), options)
   }
 
-  /** The latest time any of `tags` was invalidated (ms since epoch), 0 if never. Lock-free. */
+  /**
+   * The latest time any of `tags` was invalidated (ms since epoch), 0 if never. A tag no
+   * longer held (its slot was freed) answers the latest time a freed tag had, or of a
+   * global invalidation: possibly later than its own, never earlier. Lock-free.
+   */
   tagsRevalidatedAt (tags: readonly string[]): number {
     let latest = 0
     for (const tag of tags) {
       const t = this.#tags.read(tag)
       if (t !== undefined) latest = Math.max(latest, t[0] / 1000)
+      else latest = Math.max(latest, this.#counters[C_TAGS_FREED_BEFORE]!, this.#counters[C_GLOBAL_INVALIDATED_AT]!)
     }
     return latest
   }

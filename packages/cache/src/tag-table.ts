@@ -1,23 +1,35 @@
 import { hash32, SEED_A, SEED_B } from './hash.ts'
+import { H_TAG_SEQ, H_TAGS_USED } from './layout.ts'
 import { normalizePath } from './url-normalize.ts'
 
 /**
  * Tag (and path) invalidation times: an open-addressed table of (hash pair -> stale time,
- * expire time) in shared memory. A slot, once claimed, keeps its hashes for the life of
- * the store, so readers need no lock: they load the hashes, then the times, all with
- * Atomics. Tags are identified by two independent 32-bit hashes; a collision can only
- * make an entry stale early, never serve a wrong one.
+ * expire time) in shared memory. Readers need no lock: they load the hashes, then the
+ * times, all with Atomics, under a sequence word that tells them to look again while a
+ * writer rebuilds the table. Tags are identified by two independent 32-bit hashes; a
+ * collision can only make an entry stale early, never serve a wrong one.
+ *
+ * The store keeps the table at most half full (`rebuild` drops the tags that can no
+ * longer change any answer), so a lookup is a few probes.
  */
 export class TagTable {
   readonly #hashes: Int32Array
   readonly #times: BigInt64Array
   readonly #capacity: number
+  /** The store header: H_TAGS_USED counts the tags held, H_TAG_SEQ is odd while the table is rebuilt. */
+  readonly #header: Int32Array
 
-  constructor (hashes: Int32Array, times: BigInt64Array) {
+  constructor (hashes: Int32Array, times: BigInt64Array, header: Int32Array) {
     this.#hashes = hashes
     this.#times = times
+    this.#header = header
     this.#capacity = hashes.length / 2
   }
+
+  get capacity (): number { return this.#capacity }
+
+  /** Tags held. Under the store lock. */
+  get used (): number { return this.#header[H_TAGS_USED]! }
 
   #find (h1: number, h2: number, claim: boolean): number {
     const cap = this.#capacity
@@ -26,6 +38,7 @@ export class TagTable {
       const a = Atomics.load(this.#hashes, i * 2)
       if (a === 0) {
         if (!claim) return -1
+        this.#header[H_TAGS_USED]! += 1
         // Publish the second hash first: a reader that sees h1 then sees h2.
         Atomics.store(this.#hashes, i * 2 + 1, h2)
         Atomics.store(this.#hashes, i * 2, h1)
@@ -48,17 +61,56 @@ export class TagTable {
     return true
   }
 
-  /** [stale time, expire time] of a tag in microseconds, or undefined if it was never invalidated. Lock-free. */
+  /** [stale time, expire time] of a tag in microseconds, or undefined if it is not held. Lock-free. */
   read (tag: string): [number, number] | undefined {
-    const i = this.#find(hash32(tag, SEED_A), hash32(tag, SEED_B), false)
-    if (i < 0) return undefined
-    return [Number(Atomics.load(this.#times, i * 2)), Number(Atomics.load(this.#times, i * 2 + 1))]
+    const h1 = hash32(tag, SEED_A)
+    const h2 = hash32(tag, SEED_B)
+    for (;;) {
+      const seq = Atomics.load(this.#header, H_TAG_SEQ)
+      if ((seq & 1) === 0) {
+        const i = this.#find(h1, h2, false)
+        const found = i < 0 ? undefined : [Number(Atomics.load(this.#times, i * 2)), Number(Atomics.load(this.#times, i * 2 + 1))] as [number, number]
+        if (Atomics.load(this.#header, H_TAG_SEQ) === seq) return found
+      }
+    }
   }
 
-  used (): number {
-    let n = 0
-    for (let i = 0; i < this.#capacity; i++) if (Atomics.load(this.#hashes, i * 2) !== 0) n++
-    return n
+  /** Stale times (µs) of the tags held, in no order. Under the store lock. */
+  staleTimes (): number[] {
+    const out: number[] = []
+    for (let i = 0; i < this.#capacity; i++) {
+      if (Atomics.load(this.#hashes, i * 2) !== 0) out.push(Number(Atomics.load(this.#times, i * 2)))
+    }
+    return out
+  }
+
+  /**
+   * Keeps only the tags invalidated at or after `keepFromUs`, placed anew so that probe
+   * chains stay short. Returns the latest stale time dropped (µs), 0 if none. Under the store lock.
+   */
+  rebuild (keepFromUs: number): number {
+    const kept: Array<[number, number, bigint, bigint]> = []
+    let dropped = 0
+    for (let i = 0; i < this.#capacity; i++) {
+      const h1 = Atomics.load(this.#hashes, i * 2)
+      if (h1 === 0) continue
+      const stale = Atomics.load(this.#times, i * 2)
+      if (Number(stale) >= keepFromUs) kept.push([h1, Atomics.load(this.#hashes, i * 2 + 1), stale, Atomics.load(this.#times, i * 2 + 1)])
+      else dropped = Math.max(dropped, Number(stale))
+    }
+    Atomics.add(this.#header, H_TAG_SEQ, 1)
+    try {
+      this.#hashes.fill(0)
+      this.#header[H_TAGS_USED] = 0
+      for (const [h1, h2, stale, expire] of kept) {
+        const i = this.#find(h1, h2, true)
+        Atomics.store(this.#times, i * 2, stale)
+        Atomics.store(this.#times, i * 2 + 1, expire)
+      }
+    } finally {
+      Atomics.add(this.#header, H_TAG_SEQ, 1)
+    }
+    return dropped
   }
 }
 
