@@ -36,7 +36,9 @@ describe('store options', () => {
 describe('httpCache options', () => {
   it('fill documented defaults and come back frozen', () => {
     const o = resolveHttpCacheOptions({})
-    expect(o).toMatchObject({ sharedName: 'spindleCache', tagHeader: 'cache-tag', statusHeader: 'x-cache', coalesceTimeout: 10_000, staleOnError: 60, heuristicFraction: 0.1, heuristicMaxAge: 86_400 })
+    expect(o).toMatchObject({ sharedName: 'spindleCache', tagHeader: 'cache-tag', statusHeader: 'x-cache', coalesceTimeout: 10_000, staleOnError: 60, heuristicFraction: 0.1, heuristicMaxAge: 86_400, maxErrorTtl: 5, targetedCacheControl: 'cdn-cache-control', allowedHosts: undefined })
+    expect(o.credentialHeaders).toEqual(['cookie', 'authorization'])
+    expect(resolveHttpCacheOptions({ credentialHeaders: ['X-Api-Key'] }).credentialHeaders).toEqual(['cookie', 'authorization', 'x-api-key'])
     expect(Object.isFrozen(o)).toBe(true)
     expect(o.key({ url: '/a?b', headers: { host: 'Example.com', 'x-forwarded-host': 'x' }, encrypted: true })).toBe('https://example.com/a?b\nx-forwarded-host: x')
   })
@@ -55,6 +57,11 @@ describe('httpCache options', () => {
       [{ heuristicFraction: 2 }, /^heuristicFraction must be a number from 0 to 1/],
       [{ heuristicMaxAge: 1.5 }, /^heuristicMaxAge must be an integer/],
       [{ shouldCache: true }, /^shouldCache must be a function/],
+      [{ allowedHosts: [] }, /^allowedHosts must be a non-empty array of host names/],
+      [{ allowedHosts: ['app.com/x'] }, /^allowedHosts must be a non-empty array of host names/],
+      [{ credentialHeaders: ['x api key'] }, /^credentialHeaders must be an array of header names/],
+      [{ maxErrorTtl: -1 }, /^maxErrorTtl must be an integer/],
+      [{ targetedCacheControl: 'bad header' }, /^targetedCacheControl must be a header name or false/],
       [{ ttl: 1 }, /^unknown option "ttl"/],
     ]
     for (const [options, message] of cases) {
