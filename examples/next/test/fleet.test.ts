@@ -91,7 +91,8 @@ afterAll(async () => {
 describe('examples/next: two processes sharing a fleet cache', () => {
   it('renders /cached once for the whole fleet, under concurrent requests to both processes', async () => {
     const ids = await Promise.all(Array.from({ length: 16 }, (_, i) => renderId(i % 2 === 0 ? a!.url : b!.url)))
-    expect(new Set(ids).size).toBe(1)
+    const counts = async (p: Proc) => `${await metric(p, 'spindle_cache_fleet_waits_total')} waits, ${await metric(p, 'spindle_cache_fleet_saves_total')} saves`
+    expect(new Set(ids).size, `a: ${await counts(a!)}; b: ${await counts(b!)}`).toBe(1)
   })
 
   it('a revalidation on one process reaches the other within a second', async () => {

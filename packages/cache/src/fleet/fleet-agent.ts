@@ -7,6 +7,7 @@ import { type BreakerState, CircuitBreaker } from './circuit-breaker.ts'
 import { decodeEntry, encodeEntry, type EntryHeader } from './entry-codec.ts'
 import { type FleetOptions, resolveFleetOptions, type ResolvedFleetOptions } from './fleet-options.ts'
 import { FleetCounters } from './fleet-metrics.ts'
+import { SaveQueue } from './save-queue.ts'
 import type { FromAgent, ToAgent } from './protocol.ts'
 
 export interface FleetLogger {
@@ -33,6 +34,9 @@ export interface LoadResult {
 interface Waiters { waiting: boolean, calls: Array<() => void> }
 
 const MISS: LoadResult = Object.freeze({ found: false, claimed: false })
+// Writes to Redis in flight at once, and waiting at most (SaveQueue).
+const SAVE_CONCURRENCY = 16
+const SAVE_QUEUE_LIMIT = 4096
 // How often a process waiting for another's entry looks for it.
 const POLL_MS = 15
 // Deletes the claim only if this process still holds it (it may have run out and been taken).
@@ -70,9 +74,10 @@ export class FleetAgent {
   readonly #versions = new Map<string, number>()
   // Invalidations not yet in Redis (it was unreachable): tag -> expire ms. Replayed on reconnect.
   readonly #pending = new Map<string, number>()
+  readonly #sending = new Set<string>()
   readonly #loads = new Map<string, Promise<LoadResult>>()
   readonly #waiters = new Map<string, Waiters>()
-  readonly #saving = new Map<string, Promise<void>>()
+  readonly #saves = new SaveQueue(SAVE_CONCURRENCY, SAVE_QUEUE_LIMIT, (key) => this.#save(key), () => { this.counters.dropped++ })
   #cmdReady = false
   #subReady = false
   #synced = false
@@ -158,6 +163,7 @@ export class FleetAgent {
   }
 
   #disconnected (): void {
+    if (this.#closed) return
     if (this.#synced) {
       this.#synced = false
       this.counters.disconnects++
@@ -246,11 +252,9 @@ export class FleetAgent {
         void this.load(message.key, () => this.#post({ t: 'waiting', id: message.id }))
           .then(({ found, claimed }) => this.#post({ t: 'loaded', id: message.id, found, claimed }))
         break
-      case 'save': {
-        const saving = this.#save(message.key).finally(() => { if (this.#saving.get(message.key) === saving) this.#saving.delete(message.key) })
-        this.#saving.set(message.key, saving)
+      case 'save':
+        this.#saves.add(message.key)
         break
-      }
       case 'release':
         void this.#release(message.key)
         break
@@ -276,11 +280,12 @@ export class FleetAgent {
     }
     try {
       const result = await fn()
-      this.#breaker.success()
+      // A call that was in flight when the connection went says nothing about the next one.
+      if (this.#up) this.#breaker.success()
       return result
     } catch {
       this.counters.failures++
-      this.#breaker.failure()
+      if (this.#up) this.#breaker.failure()
       return undefined
     }
   }
@@ -314,7 +319,8 @@ export class FleetAgent {
     const entryKey = this.#entryKey(key)
     const raw = await this.#call(() => this.#redis.getBuffer(entryKey))
     if (raw === undefined) return MISS
-    if (raw !== null) return { found: await this.#copy(key, raw), claimed: false }
+    // An entry revalidated since it was written is treated as none: claim it and render it once.
+    if (raw !== null && await this.#copy(key, raw) !== 'revalidated') return { found: true, claimed: false }
     const claim = await this.#call(() => this.#redis.set(this.#claimKey(key), this.#id, 'PX', this.#o.claimMs, 'NX'))
     if (claim === 'OK') {
       this.counters.loadMisses++
@@ -330,7 +336,7 @@ export class FleetAgent {
       const replies = await this.#call(() => this.#redis.multi().getBuffer(entryKey).exists(this.#claimKey(key)).exec())
       if (!replies) break
       const entry = replies[0]?.[1] as Buffer | null
-      if (entry) return { found: await this.#copy(key, entry), claimed: false }
+      if (entry && await this.#copy(key, entry) === 'copied') return { found: true, claimed: false }
       if (replies[1]?.[1] === 0) break
     }
     this.counters.loadMisses++
@@ -338,25 +344,25 @@ export class FleetAgent {
   }
 
   /** Puts an entry read from Redis into shared memory, unless one of its tags was revalidated since it was written. */
-  async #copy (key: string, raw: Buffer): Promise<boolean> {
+  async #copy (key: string, raw: Buffer): Promise<'copied' | 'revalidated' | 'refused'> {
     let entry: Awaited<ReturnType<typeof decodeEntry>>
     try {
       entry = await decodeEntry(raw)
     } catch {
       this.counters.loadMisses++
-      return false
+      return 'refused'
     }
     const { header, value } = entry
     if (this.#invalidatedSince(header)) {
       // Revalidated after it was written: gone for everyone.
       void this.#call(() => this.#redis.del(this.#entryKey(key)))
       this.counters.loadMisses++
-      return false
+      return 'revalidated'
     }
     const stored = this.#memory.set(key, value, { tags: header.t, path: header.p, staleAt: header.s, expireAt: header.x, meta: header.m })
     if (stored) this.counters.loadHits++
     else this.counters.loadMisses++
-    return stored
+    return stored ? 'copied' : 'refused'
   }
 
   #claimKey (key: string): string {
@@ -365,7 +371,7 @@ export class FleetAgent {
 
   /** Gives up this process's claim (after any save of the key in progress): waiting processes produce it themselves. */
   async #release (key: string): Promise<void> {
-    await this.#saving.get(key)
+    await this.#saves.settled(key)
     await this.#call(() => this.#redis.eval(RELEASE_SCRIPT, 1, this.#claimKey(key), this.#id))
   }
 
@@ -377,6 +383,8 @@ export class FleetAgent {
   #invalidatedSince (header: EntryHeader): boolean {
     for (const tag of this.#tagsOf(header)) {
       if ((this.#versions.get(tag) ?? 0) > (header.v?.[tag] ?? 0)) return true
+      // Revalidated here and not yet in Redis: its version there is still the old one.
+      if (this.#pending.has(tag) || this.#sending.has(tag)) return true
     }
     return false
   }
@@ -406,7 +414,7 @@ export class FleetAgent {
     const ttl = Math.min(this.#o.maxTtl, Number.isFinite(entry.expireAt) ? Math.ceil(entry.expireAt - Date.now()) : Infinity)
     if (ttl <= 0) return
     // Writing the entry ends any claim on it: processes waiting for it find it at their next poll.
-    const done = await this.#call(() => this.#redis.multi().set(this.#entryKey(key), raw, 'PX', ttl).del(this.#claimKey(key)).exec())
+    const done = await this.#call(() => this.#redis.pipeline().set(this.#entryKey(key), raw, 'PX', ttl).del(this.#claimKey(key)).exec())
     if (done !== undefined) this.counters.saves++
   }
 
@@ -415,6 +423,7 @@ export class FleetAgent {
     if (this.#pending.size === 0 || !this.#up) return
     const batch = [...this.#pending]
     this.#pending.clear()
+    for (const [tag] of batch) this.#sending.add(tag)
     const tagsKey = this.#o.prefix + 'tags'
     const result = await this.#call(async () => {
       const multi = this.#redis.multi()
@@ -432,6 +441,7 @@ export class FleetAgent {
       for (const [expire, t] of byExpire) await this.#redis.publish(this.#o.prefix + 'invalidate', JSON.stringify({ o: this.#id, t, e: expire }))
       return bumps.length
     })
+    for (const [tag] of batch) this.#sending.delete(tag)
     if (result === undefined) {
       for (const [tag, expire] of batch) this.#pending.set(tag, Math.min(this.#pending.get(tag) ?? Infinity, expire))
     } else this.counters.invalidationsSent += result
@@ -446,10 +456,7 @@ export class FleetAgent {
     if (this.#closed) return
     this.#closed = true
     this.#channel.close()
-    await Promise.allSettled([
-      this.#redis.quit().catch(() => this.#redis.disconnect()),
-      this.#sub.quit().catch(() => this.#sub.disconnect()),
-    ])
+    // A cache owes the server no goodbye: QUIT would wait on a dead connection.
     this.#redis.disconnect()
     this.#sub.disconnect()
   }

@@ -9,6 +9,7 @@ export class FleetCounters {
   saves = 0
   waits = 0
   oversize = 0
+  dropped = 0
   skipped = 0
   failures = 0
   errors = 0
@@ -30,6 +31,7 @@ export class FleetCounters {
     metric('waits_total', 'counter', 'Memory misses that waited for an entry another process was producing', [['', this.waits]])
     metric('saves_total', 'counter', 'Entries written to Redis', [['', this.saves]])
     metric('oversize_total', 'counter', 'Entries kept out of Redis for their size', [['', this.oversize]])
+    metric('dropped_total', 'counter', 'Entries not written to Redis because too many were waiting', [['', this.dropped]])
     metric('skipped_total', 'counter', 'Redis calls skipped while disconnected or the breaker was open', [['', this.skipped]])
     metric('failures_total', 'counter', 'Redis calls that failed or timed out', [['', this.failures]])
     metric('connection_errors_total', 'counter', 'Connection errors reported by the client', [['', this.errors]])

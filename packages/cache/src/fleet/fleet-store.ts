@@ -4,14 +4,15 @@ import type { GetOptions, Lease, SetOptions, SharedStore, StoreEntry, StoreStats
 import { pathTag } from '../tag-table.ts'
 import type { FromAgent, ToAgent } from './protocol.ts'
 
-const REPLY_ROUND_TRIPS = 3
+// Longest a miss waits for the agent's first answer when its thread is slow to reply.
+const MAIN_THREAD_REPLY_MS = 1000
 
 /**
  * The two-tier store a thread uses: the process's shared memory in front, Redis/Valkey
  * behind it through the process's fleet agent. A hit in memory is answered synchronously,
  * exactly as the shared store answers it; only a memory miss returns a promise, settled
  * when the agent has copied the entry from Redis into shared memory or `timeout` ms have
- * passed (three times `timeout`, see #load), whichever comes first. Writes and invalidations land in memory at once and are
+ * passed (see #load), whichever comes first. Writes and invalidations land in memory at once and are
  * handed to the agent without waiting for Redis.
  */
 export class FleetStore implements CacheStore {
@@ -25,6 +26,8 @@ export class FleetStore implements CacheStore {
   readonly #claimed = new Set<string>()
   #up = true
   #seq = 0
+  #heard: () => void = () => {}
+  readonly #firstState = new Promise<void>((resolve) => { this.#heard = resolve })
 
   /**
    * `channelName` is the agent's (FleetAgent.channelName); `timeout` the longest a miss
@@ -44,8 +47,18 @@ export class FleetStore implements CacheStore {
 
   get maxEntryBytes (): number { return this.memory.maxEntryBytes }
 
+  /** Resolves once the agent has told this store its state (at most `timeout` ms). */
+  async ready (): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.#firstState, new Promise((resolve) => { timer = setTimeout(resolve, this.#timeout) })])
+    clearTimeout(timer)
+  }
+
   #received (message: FromAgent): void {
-    if (message.t === 'state') this.#up = message.up
+    if (message.t === 'state') {
+      this.#up = message.up
+      this.#heard()
+    }
     else if (message.t === 'loaded') this.#waiting.get(message.id)?.done(message.claimed)
     else if (message.t === 'waiting') this.#waiting.get(message.id)?.wait()
   }
@@ -69,9 +82,10 @@ export class FleetStore implements CacheStore {
     if (pending) return pending
     const id = `${threadId}:${++this.#seq}`
     pending = new Promise<void>((resolve) => {
-      // The agent bounds each Redis call by `timeout` and makes two at most (read, claim);
-      // the rest is the hop to the main thread, slower when every core renders.
-      let timer = setTimeout(() => done(false), this.#timeout * REPLY_ROUND_TRIPS)
+      // The agent bounds each Redis call by `timeout` and makes two at most (read, claim),
+      // so a slow Redis costs a miss 2 x timeout. This bound only covers a main thread
+      // starved of CPU (every core rendering); the render then goes ahead without Redis.
+      let timer = setTimeout(() => done(false), Math.max(this.#timeout * 3, MAIN_THREAD_REPLY_MS))
       const done = (claimed: boolean): void => {
         clearTimeout(timer)
         this.#waiting.delete(id)

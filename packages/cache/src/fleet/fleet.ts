@@ -35,8 +35,9 @@ export async function startFleet (options: StartFleetOptions): Promise<Fleet> {
   const memory = given ?? createSharedStore(storeOptions)
   const agent = new FleetAgent({ ...agentOptions, memory })
   const link: FleetLink = { channel: agent.channelName, timeout: agent.options.timeout, waitMs: agent.options.waitMs }
-  const store = new FleetStore(memory, link.channel, link.timeout, link.waitMs)
   await agent.start()
+  const store = new FleetStore(memory, link.channel, link.timeout, link.waitMs)
+  await store.ready()
   return {
     store,
     agent,
