@@ -28,6 +28,7 @@ Options (flags beat environment variables, which beat the config file)
       --control-host <addr>   control server address    env SPINDLE_CONTROL_HOST  default: 127.0.0.1
       --no-control            no control server
       --no-shedding           no load shedding (closed-loop capacity tests)
+      --no-metrics            no request metrics in the workers
       --shutdown-timeout <ms> time to finish in-flight requests on drain/shutdown
                                                         env SPINDLE_SHUTDOWN_TIMEOUT  default: 10000
       --stall-timeout <ms>    replace a worker whose event loop is stuck this long  default: 10000
@@ -75,6 +76,7 @@ async function main (argv: string[]): Promise<void> {
         'control-host': { type: 'string' },
         'no-control': { type: 'boolean' },
         'no-shedding': { type: 'boolean' },
+        'no-metrics': { type: 'boolean' },
         'shutdown-timeout': { type: 'string' },
         'stall-timeout': { type: 'string' },
         config: { type: 'string', short: 'c' },
@@ -121,6 +123,7 @@ async function main (argv: string[]): Promise<void> {
       shutdownTimeout: pick('shutdown-timeout', 'SPINDLE_SHUTDOWN_TIMEOUT'),
       stallTimeout: int('--stall-timeout', values['stall-timeout']),
       shedding: values['no-shedding'] ? (false as const) : undefined,
+      metrics: values['no-metrics'] ? false : undefined,
     }),
   }
 

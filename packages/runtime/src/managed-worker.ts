@@ -8,7 +8,7 @@ import type { ResolvedOptions } from './options.ts'
 import {
   PHASE_STARTING, STATUS_BYTES, STATUS_HEARTBEAT, STATUS_INFLIGHT, STATUS_PHASE, STATUS_PRESSURE, STATUS_REQUESTS, STATUS_SHED_FIRST,
   STATUS_HANDED_OFF, STATUS_HANDOFF,
-  deserializeError, type SupervisorMessage, type WorkerData, type WorkerMessage,
+  deserializeError, type MetricSnapshot, type SupervisorMessage, type WorkerData, type WorkerMessage,
 } from './protocol.ts'
 
 const WORKER_ENTRY = new URL('./worker.js', import.meta.url)
@@ -28,6 +28,7 @@ export class ManagedWorker extends EventEmitter {
   #elu = 0
   #heap: { used: number, limit: number } | undefined
   #heapPending = false
+  #metricsRequests = 0
   readonly #maxOldMb: number | undefined
   #exited = false
   exitCode: number | undefined
@@ -54,6 +55,7 @@ export class ManagedWorker extends EventEmitter {
       status,
       shared: opts.shared,
       shedding: opts.shedding,
+      metrics: opts.metrics,
     }
     // A V8 switch, not a resource limit: it is process-wide, and a new isolate reads it when its
     // heap is set up, so it is set before each worker starts.
@@ -188,6 +190,29 @@ export class ManagedWorker extends EventEmitter {
     } finally {
       clearTimeout(timer)
     }
+  }
+
+  /** The worker's request metrics, or undefined if it does not answer within `timeout` ms (a stuck loop). */
+  async metrics (timeout: number): Promise<MetricSnapshot[] | undefined> {
+    if (this.#exited) return undefined
+    const requestId = ++this.#metricsRequests
+    return await new Promise((resolve) => {
+      const done = (value: MetricSnapshot[] | undefined): void => {
+        clearTimeout(timer)
+        this.off('worker-message', onMessage)
+        this.off('exit', onExit)
+        resolve(value)
+      }
+      const onMessage = (msg: WorkerMessage): void => {
+        if (msg.type === 'metrics' && msg.requestId === requestId) done(msg.metrics)
+      }
+      const onExit = (): void => done(undefined)
+      const timer = setTimeout(() => done(undefined), timeout)
+      timer.unref()
+      this.on('worker-message', onMessage)
+      this.once('exit', onExit)
+      this.#post({ type: 'metrics', requestId })
+    })
   }
 
   #post (message: SupervisorMessage): void {

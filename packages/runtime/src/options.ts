@@ -85,6 +85,12 @@ export interface ServeOptions {
   /** Load shedding in every worker (docs/overload.md); false turns it off. Default: on, with its defaults. */
   shedding?: LoadSheddingOptions | false
   /**
+   * Request metrics (duration and queue-delay histograms, renders, cache outcomes) kept by
+   * every worker and served, per worker and summed, on the control port's /metrics
+   * (docs/runtime.md#metrics). false removes their hooks from the request path. Default: true.
+   */
+  metrics?: boolean
+  /**
    * The fleet cache (docs/fleet.md): `url` of a Redis/Valkey server shared by every process
    * of the app, behind the shared-memory cache; the other keys are @spindle/cache fleet
    * options. Default: the SPINDLE_CACHE_URL environment variable; with neither, no fleet tier.
@@ -120,6 +126,7 @@ export interface ResolvedOptions {
   readonly mode: 'reuseport'
   readonly logger: SupervisorLogger
   readonly shedding: ResolvedSheddingOptions | false
+  readonly metrics: boolean
   /** The fleet cache: its URL, where the URL came from (for messages) and its other options; undefined without one. */
   readonly cache: Readonly<{ url: string, source: string, options: Readonly<Record<string, unknown>> }> | undefined
 }
@@ -134,7 +141,7 @@ const KNOWN = new Set([
   'app', 'appOptions', 'workers', 'port', 'host', 'controlPort', 'controlHost', 'shutdownTimeout',
   'startTimeout', 'heartbeatTimeout', 'stallTimeout', 'heapLimitRatio', 'maxHeapMb', 'youngGenerationMb', 'memoryReducer', 'balanceConnections', 'minReadyWorkers',
   'restartDelay', 'maxRestartDelay', 'handleSignals', 'exitOnShutdown', 'cwd', 'env', 'shared',
-  'controlRoutes', 'mode', 'logger', 'shedding', 'cache',
+  'controlRoutes', 'mode', 'logger', 'shedding', 'metrics', 'cache',
 ])
 
 function positiveInt (name: string, value: unknown, fallback: number): number {
@@ -241,7 +248,7 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
     fail(`maxRestartDelay (${maxRestartDelay}) must be at least restartDelay (${restartDelay})`)
   }
 
-  for (const name of ['handleSignals', 'exitOnShutdown', 'balanceConnections', 'memoryReducer'] as const) {
+  for (const name of ['handleSignals', 'exitOnShutdown', 'balanceConnections', 'memoryReducer', 'metrics'] as const) {
     if (input[name] !== undefined && typeof input[name] !== 'boolean') fail(`${name} must be a boolean, got ${show(input[name])}`)
   }
   const handleSignals = input.handleSignals ?? true
@@ -295,6 +302,7 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
     mode: 'reuseport',
     logger,
     shedding: input.shedding === false ? false : resolveSheddingOptions(input.shedding, 'shedding.'),
+    metrics: input.metrics ?? true,
     cache: resolveCache(input.cache),
   })
 }

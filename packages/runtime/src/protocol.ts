@@ -40,6 +40,17 @@ export interface WorkerData {
   readonly shared: Record<string, unknown>
   /** Load-shedding options, or false when shedding is off. */
   readonly shedding: ResolvedSheddingOptions | false
+  /** Whether the worker keeps request metrics (the supervisor asks for them with 'metrics'). */
+  readonly metrics: boolean
+}
+
+/** One metric with its values as prom-client's `getMetricsAsJSON()` gives it: plain, cloneable data. */
+export interface MetricSnapshot {
+  name: string
+  help: string
+  type: string
+  aggregator: string
+  values: Array<{ value: number, labels: Record<string, string | number>, metricName?: string }>
 }
 
 export interface SerializedError {
@@ -53,9 +64,11 @@ export type WorkerMessage =
   | { type: 'listening', port: number, address: string }
   | { type: 'start-failed', error: SerializedError }
   | { type: 'drained', unfinished: number }
+  | { type: 'metrics', requestId: number, metrics: MetricSnapshot[] }
 
 export type SupervisorMessage =
   | { type: 'drain', timeout: number }
+  | { type: 'metrics', requestId: number }
 
 export function serializeError (err: unknown): SerializedError {
   if (err instanceof Error) {

@@ -3,7 +3,7 @@ import { observeLoad, pickHandoff } from './balance.ts'
 import { assess, restartDelayFor, type Verdict } from './health-policy.ts'
 import { ManagedWorker } from './managed-worker.ts'
 import type { ResolvedOptions } from './options.ts'
-import { PHASE_LISTENING, SHED_REASONS, type ShedReason } from './protocol.ts'
+import { type MetricSnapshot, PHASE_LISTENING, SHED_REASONS, type ShedReason } from './protocol.ts'
 import { judgeFlood, judgeShedding, type ShedWatch } from './shed-watch.ts'
 
 export type WorkerState = 'starting' | 'ready' | 'overloaded' | 'unresponsive' | 'replacing' | 'restarting' | 'stopped'
@@ -300,6 +300,17 @@ export class Supervisor extends EventEmitter {
         handedOff: w ? w.handedOff : 0,
       }
     })
+  }
+
+  /** Each serving worker's request metrics; a worker that does not answer within `timeout` ms gives undefined. */
+  async workerMetrics (timeout: number): Promise<Array<{ id: number, generation: number, metrics: MetricSnapshot[] | undefined }>> {
+    const serving = this.#slots.filter((s) => s.worker && !s.worker.exited && s.worker.phase === PHASE_LISTENING)
+    return await Promise.all(serving.map(async (s) => {
+      const worker = s.worker!
+      // A worker whose heartbeat already stopped cannot answer: not worth waiting for.
+      const silent = s.silentFor >= this.#opts.heartbeatTimeout
+      return { id: s.id, generation: worker.generation, metrics: silent ? undefined : await worker.metrics(timeout) }
+    }))
   }
 
   /** Drains every worker in parallel; the whole close stays within shutdownTimeout. */

@@ -6,11 +6,12 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { parentPort, workerData } from 'node:worker_threads'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { loadApp } from './app-loader.ts'
+import { registerWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.ts'
 import { kArrivedAt, kWorkerStatus, loadShedding } from './load-shedding.ts'
 import {
   HEARTBEAT_INTERVAL, PHASE_CLOSED, PHASE_DRAINING, PHASE_LISTENING, STATUS_HANDED_OFF, STATUS_HANDOFF, STATUS_HEARTBEAT,
   STATUS_INFLIGHT, STATUS_PHASE, STATUS_REQUESTS, serializeError,
-  type SupervisorMessage, type WorkerData, type WorkerMessage,
+  type MetricSnapshot, type SupervisorMessage, type WorkerData, type WorkerMessage,
 } from './protocol.ts'
 
 const data = workerData as WorkerData
@@ -23,6 +24,7 @@ const heartbeat = setInterval(() => Atomics.add(status, STATUS_HEARTBEAT, 1), HE
 const inflight = new Set<ServerResponse>()
 let draining = false
 let app: FastifyInstance | undefined
+let metrics: WorkerMetrics | undefined
 
 function send (message: WorkerMessage): void {
   port.postMessage(message)
@@ -63,6 +65,8 @@ async function start (): Promise<void> {
   trackRequests(app.server)
   // Registered before the app so its preHandler runs ahead of the app's own, after its onRequest.
   if (data.shedding) await app.register(loadShedding, { ...data.shedding, [kWorkerStatus]: status })
+  // After shedding, so its preHandler sees only admitted requests; before the app, so it sees all of them.
+  if (data.metrics) metrics = registerWorkerMetrics(app)
   await app.register(plugin, data.appOptions)
   // reusePort goes straight to net.Server#listen; Fastify's types do not list it yet.
   const listenOptions = { host: data.host, port: data.port, reusePort: true }
@@ -106,6 +110,12 @@ async function drain (timeout: number): Promise<void> {
 
 port.on('message', (message: SupervisorMessage) => {
   if (message.type === 'drain') void drain(message.timeout)
+  else if (message.type === 'metrics') {
+    const { requestId } = message
+    const answer = (list: MetricSnapshot[]): void => send({ type: 'metrics', requestId, metrics: list })
+    if (!metrics) answer([])
+    else metrics.snapshot().then((list) => answer(list as unknown as MetricSnapshot[]), () => answer([]))
+  }
 })
 
 start().catch((err: unknown) => {

@@ -1,0 +1,90 @@
+// The control port's /metrics: the process's own metrics (prom-client's defaults), what the
+// supervisor reads from outside the workers' event loops, and every worker's request
+// metrics, per worker and summed. Runs on the main thread, which never runs app code.
+import { AggregatorRegistry, collectDefaultMetrics, Registry } from 'prom-client'
+import { type MetricSnapshot, SHED_REASONS } from '../protocol.ts'
+import type { Supervisor, WorkerState } from '../supervisor.ts'
+
+/**
+ * How long a scrape waits for a worker's answer. A worker in the middle of a long
+ * synchronous render answers late; its previous answer is used instead, so a scrape stays
+ * fast and counters never go backwards.
+ */
+export const WORKER_METRICS_TIMEOUT_MS = 50
+
+const STATES: readonly WorkerState[] = ['starting', 'ready', 'overloaded', 'unresponsive', 'replacing', 'restarting', 'stopped']
+
+type Sample = MetricSnapshot['values'][number]
+
+function snapshot (name: string, type: 'gauge' | 'counter', help: string, values: Sample[]): MetricSnapshot {
+  return { name, type, help, aggregator: 'sum', values }
+}
+
+/** The same metric under `spindle_worker_…`, each value labelled with its worker. */
+function perWorker (metric: MetricSnapshot, worker: number): MetricSnapshot {
+  const rename = (name: string): string => name.replace(/^spindle_/, 'spindle_worker_')
+  return {
+    ...metric,
+    name: rename(metric.name),
+    help: `${metric.help}, per worker`,
+    values: metric.values.map((v) => ({
+      ...v,
+      labels: { ...v.labels, worker },
+      ...(v.metricName ? { metricName: rename(v.metricName) } : {}),
+    })),
+  }
+}
+
+export class ControlMetrics {
+  readonly #supervisor: Supervisor
+  readonly #process = new Registry()
+  readonly #extra: (() => string) | undefined
+  /** The last answer of each worker slot, by generation: a restarted worker starts from zero. */
+  readonly #last = new Map<number, { generation: number, metrics: MetricSnapshot[] }>()
+
+  constructor (supervisor: Supervisor, extra?: () => string) {
+    this.#supervisor = supervisor
+    this.#extra = extra
+    collectDefaultMetrics({ register: this.#process })
+  }
+
+  /** The whole exposition text; resolves within WORKER_METRICS_TIMEOUT_MS plus the local work. */
+  async text (): Promise<string> {
+    const supervisor = this.#supervisor
+    const answers = await supervisor.workerMetrics(WORKER_METRICS_TIMEOUT_MS)
+    const workers = supervisor.status()
+    const unanswered = answers.filter((a) => a.metrics === undefined).length
+    for (const a of answers) {
+      if (a.metrics) this.#last.set(a.id, { generation: a.generation, metrics: a.metrics })
+      else if (this.#last.get(a.id)?.generation !== a.generation) this.#last.delete(a.id)
+    }
+    const per = (pick: (w: typeof workers[number]) => number): Sample[] => workers.map((w) => ({ value: pick(w), labels: { worker: w.id } }))
+    const sum = (pick: (w: typeof workers[number]) => number): Sample[] => [{ value: workers.reduce((n, w) => n + pick(w), 0), labels: {} }]
+    const shed = (labels: (w: typeof workers[number]) => Record<string, number>): Sample[] =>
+      workers.flatMap((w) => SHED_REASONS.map((reason) => ({ value: w.shed[reason], labels: { ...labels(w), reason } })))
+
+    const groups: MetricSnapshot[][] = [[
+      snapshot('spindle_ready', 'gauge', '1 when the server is ready for traffic', [{ value: supervisor.isReady() ? 1 : 0, labels: {} }]),
+      snapshot('spindle_workers_ready', 'gauge', 'Workers ready for traffic', [{ value: supervisor.readyWorkers(), labels: {} }]),
+      snapshot('spindle_workers', 'gauge', 'Worker slots, by state', STATES.map((state) => ({ value: workers.filter((w) => w.state === state).length, labels: { state } }))),
+      snapshot('spindle_worker_state', 'gauge', '1 for the state each worker is in', workers.flatMap((w) => STATES.map((state) => ({ value: w.state === state ? 1 : 0, labels: { worker: w.id, state } })))),
+      snapshot('spindle_worker_event_loop_utilization', 'gauge', 'Event-loop utilization over the last check', per((w) => w.elu)),
+      snapshot('spindle_worker_heap_used_bytes', 'gauge', 'V8 heap in use', per((w) => w.heapUsed ?? 0)),
+      snapshot('spindle_worker_requests_in_flight', 'gauge', 'Requests whose response has not closed', per((w) => w.inflight)),
+      snapshot('spindle_requests_in_flight', 'gauge', 'Requests whose response has not closed, all workers', sum((w) => w.inflight)),
+      snapshot('spindle_worker_restarts_total', 'counter', 'Times the worker slot was restarted or replaced', per((w) => w.restarts)),
+      snapshot('spindle_restarts_total', 'counter', 'Times any worker slot was restarted or replaced', sum((w) => w.restarts)),
+      snapshot('spindle_worker_shed_requests_total', 'counter', 'Requests answered 503 by load shedding, by reason', shed((w) => ({ worker: w.id }))),
+      snapshot('spindle_shed_requests_total', 'counter', 'Requests answered 503 by load shedding, all workers, by reason', shed(() => ({}))),
+      snapshot('spindle_metrics_workers_unanswered', 'gauge', `Workers whose request metrics did not arrive within ${WORKER_METRICS_TIMEOUT_MS} ms for this scrape (their previous figures are shown)`,
+        [{ value: unanswered, labels: {} }]),
+    ]]
+    for (const [id, { metrics }] of this.#last) {
+      // Summed under the metric's own name, and kept per worker under spindle_worker_….
+      groups.push(metrics, metrics.map((m) => perWorker(m, id)))
+    }
+    const merged = AggregatorRegistry.aggregate(groups as unknown as Parameters<typeof AggregatorRegistry.aggregate>[0])
+    const text = await Registry.merge([this.#process, merged as Registry]).metrics()
+    return text + (this.#extra?.() ?? '')
+  }
+}

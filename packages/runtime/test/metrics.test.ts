@@ -1,0 +1,75 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { Agent } from 'node:http'
+import { serve, type SpindleServer } from '@spindle/runtime'
+import { fixture, get } from './helpers.ts'
+
+const base = { app: fixture('app.js'), port: 0, controlPort: 0, handleSignals: false, host: '127.0.0.1', shedding: false } as const
+
+let server: SpindleServer | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+/** The value of one sample line of the exposition text, or undefined when it is absent. */
+function sample (text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(series + ' '))
+  return line === undefined ? undefined : Number(line.slice(series.length + 1))
+}
+
+describe('/metrics on the control port', () => {
+  it('counts every request in duration histograms by route pattern and status class, per worker and summed', async () => {
+    server = await serve({ ...base, workers: 2 })
+    // Fresh connections: the kernel spreads them over both workers.
+    const served = new Map<number, number>()
+    for (let i = 0; i < 40; i++) {
+      const res = await get(server.url + '/')
+      const id = res.json().worker.id as number
+      served.set(id, (served.get(id) ?? 0) + 1)
+    }
+    for (let i = 0; i < 5; i++) expect((await get(server.url + '/no/such/page')).status).toBe(404)
+    const text = (await get(server.controlUrl + '/metrics')).body
+
+    expect(sample(text, 'spindle_http_request_duration_seconds_count{route="/",status_class="2xx"}')).toBe(40)
+    expect(sample(text, 'spindle_http_request_duration_seconds_count{route="unmatched",status_class="4xx"}')).toBe(5)
+    expect(sample(text, 'spindle_http_request_duration_seconds_bucket{le="+Inf",route="/",status_class="2xx"}')).toBe(40)
+    for (const [id, n] of served) {
+      expect(sample(text, `spindle_worker_http_request_duration_seconds_count{route="/",status_class="2xx",worker="${id}"}`)).toBe(n)
+    }
+    // Every request that reached a handler was a render; each waited a little in the queue.
+    expect(sample(text, 'spindle_http_renders_total')).toBe(40)
+    expect(sample(text, 'spindle_http_queue_delay_seconds_count')).toBe(40)
+    expect(sample(text, 'spindle_workers_ready')).toBe(2)
+    expect(sample(text, 'spindle_metrics_workers_unanswered')).toBe(0)
+    // prom-client's process metrics for the whole process.
+    expect(text).toMatch(/^process_resident_memory_bytes \d+/m)
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m)
+  })
+
+  it('answers at once while a worker is stuck, with its last figures, and says it did not answer', async () => {
+    server = await serve({ ...base, workers: 1, heartbeatTimeout: 5000, stallTimeout: 20_000, shutdownTimeout: 1000 })
+    for (let i = 0; i < 3; i++) expect((await get(server.url + '/')).status).toBe(200)
+    expect(sample((await get(server.controlUrl + '/metrics')).body, 'spindle_http_request_duration_seconds_count{route="/",status_class="2xx"}')).toBe(3)
+    const agent = new Agent({ keepAlive: false })
+    // The route answers, then its thread spins forever: the loop never reads its port again.
+    await get(server.url + '/block', { agent })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const started = Date.now()
+    const res = await get(server.controlUrl + '/metrics')
+    const took = Date.now() - started
+    expect(res.status).toBe(200)
+    expect(took).toBeLessThan(1000)
+    expect(sample(res.body, 'spindle_metrics_workers_unanswered')).toBe(1)
+    // The stuck worker's last figures stand in for it: counters never go backwards.
+    expect(sample(res.body, 'spindle_http_request_duration_seconds_count{route="/",status_class="2xx"}')).toBe(3)
+
+  })
+
+  it('keeps no request metrics with metrics: false', async () => {
+    server = await serve({ ...base, workers: 1, metrics: false })
+    for (let i = 0; i < 5; i++) expect((await get(server.url + '/')).status).toBe(200)
+    const text = (await get(server.controlUrl + '/metrics')).body
+    expect(text).not.toMatch(/spindle_http_request_duration_seconds/)
+    expect(sample(text, 'spindle_workers_ready')).toBe(1)
+  })
+})
