@@ -36,6 +36,13 @@ type Stamped = { [kArrivedAt]?: number }
 /** What @fastify/under-pressure's `memoryUsage()` answers: its last sample. */
 interface Sample { eventLoopDelay: number, heapUsed: number, eventLoopUtilized: number }
 const ADMIT = 0
+/** A request that arrives on a connection this soon (ms) after its 503 is an immediate retry. */
+export const RETRY_WINDOW_MS = 100
+/** 503s held at once at most; past it they go out at once (a timer each is all they cost). */
+const MAX_HELD = 10_000
+const kShedAt = Symbol('spindle.shedAt')
+type ShedSocket = { [kShedAt]?: number }
+const SHED_BODY = 'Service Unavailable\n'
 
 async function plugin (fastify: FastifyInstance, input: Options): Promise<void> {
   const opts = resolveSheddingOptions(input)
@@ -94,12 +101,33 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
     if (full) shed(reply, full)
   })
 
+  const retryHold = opts.retryHold
+  let held = 0
+
   function shed (reply: FastifyReply, reason: ShedReason): void {
     const i = SHED_REASONS.indexOf(reason)
     local[i]!++
     if (status) Atomics.add(status, STATUS_SHED_FIRST + i, 1)
     reply.code(503).header('retry-after', retryAfter).header('cache-control', 'no-store')
-      .header('x-spindle-shed', reason).type('text/plain; charset=utf-8').send('Service Unavailable\n')
+      .header('x-spindle-shed', reason).type('text/plain; charset=utf-8')
+    const socket = reply.raw.socket as (ShedSocket & NonNullable<typeof reply.raw.socket>) | null
+    const last = socket?.[kShedAt]
+    if (retryHold > 0 && last !== undefined && performance.now() - last < RETRY_WINDOW_MS && held < MAX_HELD) {
+      // An immediate retry: its 503 waits, so the client's next try comes retryHold later.
+      held++
+      setTimeout(() => {
+        held--
+        sendShed(reply, socket)
+      }, retryHold).unref()
+      return
+    }
+    sendShed(reply, socket)
+  }
+
+  function sendShed (reply: FastifyReply, socket: ShedSocket | null): void {
+    if (reply.raw.destroyed) return
+    reply.send(SHED_BODY)
+    if (socket) socket[kShedAt] = performance.now()
   }
 
   /** undefined: never shed (not a render); ADMIT: a render let in; else why it is shed. */

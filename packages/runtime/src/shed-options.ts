@@ -42,6 +42,13 @@ export interface LoadSheddingOptions {
   unreadyAfter?: number
   /** Retry-After of a shed response, in seconds. Default 1. */
   retryAfter?: number
+  /**
+   * A client that asks again on the same connection right after a 503 (within
+   * RETRY_WINDOW_MS, 100 ms: no person reloads that fast; retrying proxies and closed-loop
+   * load generators do) gets its next 503 only after this many ms, so it cannot turn the
+   * worker's spare time into thousands of 503s a second. 0 disables. Default 250.
+   */
+  retryHold?: number
   /** Paths starting with one of these are never shed (static files). */
   staticPrefixes?: readonly string[]
 }
@@ -57,6 +64,7 @@ export interface ResolvedSheddingOptions {
   readonly maxHeapRatio: number
   readonly unreadyAfter: number
   readonly retryAfter: number
+  readonly retryHold: number
   readonly staticPrefixes: readonly string[]
 }
 
@@ -64,12 +72,21 @@ export const DEFAULT_STATIC_PREFIXES: readonly string[] = Object.freeze([
   '/_next/static/', '/_next/image', '/assets/', '/static/', '/favicon.ico', '/robots.txt',
 ])
 
+/**
+ * How long an immediate retry waits for its 503, in ms: 100 connections that retry at once
+ * then make at most 400 503s a second (about 0.05 of a core at 0.13 ms each) instead of
+ * thousands, while a client whose pooled connection is reused within RETRY_WINDOW_MS by
+ * another user's request (a proxy whose pool hands out the socket freed last) waits at
+ * most this much longer for a 503 it would get anyway.
+ */
+const DEFAULT_RETRY_HOLD = 250
+
 /** The overload bound unless told otherwise: about one render queued behind two running. */
 const DEFAULT_OVERLOAD_BACKLOG = 30
 
 const KNOWN = new Set([
   'maxBacklog', 'overloadBacklog', 'maxEventLoopDelay', 'maxEventLoopUtilization', 'maxHeapUsedBytes', 'sampleInterval', 'maxQueueTime',
-  'maxHeapRatio', 'unreadyAfter', 'retryAfter', 'staticPrefixes',
+  'maxHeapRatio', 'unreadyAfter', 'retryAfter', 'retryHold', 'staticPrefixes',
 ])
 
 function atLeastZero (prefix: string, name: string, value: unknown, fallback: number, max = Infinity): number {
@@ -113,6 +130,7 @@ export function resolveSheddingOptions (input: LoadSheddingOptions | undefined, 
     maxHeapRatio: atLeastZero(prefix, 'maxHeapRatio', opts.maxHeapRatio, 0.8, 1),
     unreadyAfter: atLeastZero(prefix, 'unreadyAfter', opts.unreadyAfter, 5000),
     retryAfter,
+    retryHold: atLeastZero(prefix, 'retryHold', opts.retryHold, DEFAULT_RETRY_HOLD),
     staticPrefixes: Object.freeze([...prefixes]),
   })
 }

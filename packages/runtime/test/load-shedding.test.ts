@@ -416,8 +416,8 @@ describe('load shedding in runtime workers', () => {
     const warnings: Array<{ fields: Record<string, unknown>, msg: string }> = []
     const logger = { info () {}, error () {}, warn (fields: Record<string, unknown>, msg: string) { warnings.push({ fields, msg }) } }
     // Every render is shed at once (any heap is more than one byte), so eight clients that
-    // ask again on each 503 make a flood of them.
-    server = await serve({ ...base, logger, shedding: { maxHeapUsedBytes: 1, sampleInterval: 50 } })
+    // ask again on each 503 make a flood of them, with retryHold off (its default holds them).
+    server = await serve({ ...base, logger, shedding: { maxHeapUsedBytes: 1, sampleInterval: 50, retryHold: 0 } })
     const send = await connections(server.url, 8)
     const flood = (): { fields: Record<string, unknown>, msg: string } | undefined => warnings.find((w) => w.msg.startsWith('worker sheds far more requests than it serves'))
     const until = performance.now() + 10_000

@@ -1,0 +1,73 @@
+import { Agent } from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterEach, describe, expect, it } from 'vitest'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { loadShedding } from '@spindle/runtime'
+import { get } from './helpers.ts'
+
+let app: FastifyInstance | undefined
+const agents: Agent[] = []
+afterEach(async () => {
+  for (const a of agents.splice(0)) a.destroy()
+  await app?.close()
+  app = undefined
+})
+
+/** A server that sheds every render: any heap is above one byte once sampling is armed. */
+async function alwaysShedding (retryHold?: number): Promise<string> {
+  app = Fastify()
+  await app.register(loadShedding, { maxHeapUsedBytes: 1, sampleInterval: 50, ...(retryHold === undefined ? {} : { retryHold }) })
+  app.get('/render', async () => 'rendered\n')
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  // Past the first two samples, which cover start-up and are not judged.
+  await sleep(200)
+  return `http://127.0.0.1:${(app.server.address() as { port: number }).port}/render`
+}
+
+/** One keep-alive connection that asks again the moment an answer arrives, for `ms`. */
+async function retryLoop (url: string, ms: number): Promise<{ answers: number, statuses: Set<number>, gaps: number[] }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  agents.push(agent)
+  const until = Date.now() + ms
+  const statuses = new Set<number>()
+  const gaps: number[] = []
+  let answers = 0
+  while (Date.now() < until) {
+    const sent = performance.now()
+    const res = await get(url, { agent, timeout: 5000 })
+    gaps.push(performance.now() - sent)
+    statuses.add(res.status)
+    answers++
+  }
+  return { answers, statuses, gaps }
+}
+
+describe('a client that retries at once after a 503', () => {
+  it('gets its first 503 at once and each next one only after retryHold', async () => {
+    const url = await alwaysShedding(300)
+    const { answers, statuses, gaps } = await retryLoop(url, 1000)
+    expect([...statuses]).toEqual([503])
+    // The first answer is immediate; every retry waits about 300 ms: 4 or 5 answers in a second.
+    expect(gaps[0]).toBeLessThan(200)
+    expect(answers).toBeLessThanOrEqual(5)
+    for (const gap of gaps.slice(1)) expect(gap).toBeGreaterThanOrEqual(290)
+    // A new connection is not held.
+    const started = performance.now()
+    expect((await get(url)).status).toBe(503)
+    expect(performance.now() - started).toBeLessThan(200)
+  })
+
+  it('answers every retry at once with retryHold: 0', async () => {
+    const url = await alwaysShedding(0)
+    const { answers, statuses } = await retryLoop(url, 500)
+    expect([...statuses]).toEqual([503])
+    expect(answers).toBeGreaterThan(20)
+  })
+
+  it('holds an immediate retry for 250 ms by default', async () => {
+    const url = await alwaysShedding()
+    const { answers, gaps } = await retryLoop(url, 600)
+    expect(answers).toBeLessThanOrEqual(4)
+    for (const gap of gaps.slice(1)) expect(gap).toBeGreaterThanOrEqual(240)
+  })
+})
