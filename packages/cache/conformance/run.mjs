@@ -17,7 +17,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import Fastify from 'fastify'
 import { connect } from 'node:net'
+import { fetch as undiciFetch } from 'undici'
 import { httpCache } from '@spindle/cache'
+
+// The suite's client gives fetch a dispatcher made with its own undici (to see interim
+// responses): fetch must come from that same undici, not the one bundled with Node.
+globalThis.fetch = undiciFetch
 
 const { values: args } = parseArgs({ options: { mode: { type: 'string', default: 'reply' }, id: { type: 'string' }, json: { type: 'string' }, verbose: { type: 'boolean', default: false } } })
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url))
@@ -68,6 +73,11 @@ app.route({
     }
     const hasBody = request.body !== undefined && request.body !== null && request.raw.method !== 'GET' && request.raw.method !== 'HEAD'
     const res = await forward(request.raw.method, request.raw.url, headers, hasBody ? request.body : undefined)
+    // Interim responses are passed on as they came (a cache never stores them).
+    for (const interim of res.interim) {
+      if (interim.statusCode === 103) reply.raw.writeEarlyHints(interim.headers)
+      else if (interim.statusCode === 102) reply.raw.writeProcessing()
+    }
     const body = res.body
     const out = Object.entries(res.headers).filter(([n]) => !DROP.has(n))
     if (args.mode === 'raw') {
@@ -93,8 +103,21 @@ function forward (method, url, headers, body) {
     socket.on('error', reject)
     socket.on('end', () => {
       let all = Buffer.concat(chunks)
-      // Interim (1xx) responses come before the final one: skip them.
+      const parseHead = (head) => {
+        const [statusLine, ...lines] = head.toString('latin1').split('\r\n')
+        const out = {}
+        for (const line of lines) {
+          const at = line.indexOf(':')
+          const n = line.slice(0, at).trim().toLowerCase()
+          const v = line.slice(at + 1).trim()
+          out[n] = n in out ? [out[n], v].flat() : v
+        }
+        return { statusCode: Number(statusLine.split(' ')[1]), headers: out }
+      }
+      // Interim (1xx) responses come before the final one.
+      const interim = []
       while (/^HTTP\/1\.[01] 1\d\d /.test(all.subarray(0, 13).toString('latin1')) && all.indexOf('\r\n\r\n') >= 0) {
+        interim.push(parseHead(all.subarray(0, all.indexOf('\r\n\r\n'))))
         all = all.subarray(all.indexOf('\r\n\r\n') + 4)
       }
       const split = all.indexOf('\r\n\r\n')
@@ -109,7 +132,7 @@ function forward (method, url, headers, body) {
       }
       const statusCode = Number(statusLine.split(' ')[1])
       const noBody = method === 'HEAD' || statusCode === 204 || statusCode === 304
-      resolve({ statusCode, headers: out, body: noBody ? Buffer.alloc(0) : all.subarray(split + 4) })
+      resolve({ statusCode, headers: out, interim, body: noBody ? Buffer.alloc(0) : all.subarray(split + 4) })
     })
     let head = `${method} ${url} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n`
     for (const [n, v] of Object.entries(headers)) for (const value of [v].flat()) head += `${n}: ${value}\r\n`
