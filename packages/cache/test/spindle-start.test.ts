@@ -12,7 +12,7 @@ const TOKEN = 'a-test-purge-token-0123456789'
 const dir = fileURLToPath(new URL('./fixtures/spindle-start/', import.meta.url))
 
 describe('under spindle start', () => {
-  it('the guide\'s spindle.config.js shares one cache between workers and purges it from the control port', async () => {
+  it('the guide\'s spindle.config.js shares one cache between workers, purges it from the control port and counts its answers in /metrics', async () => {
     const child = spawn(process.execPath, [cli, 'start', '--workers', '2', '--port', '0', '--control-port', '0', '--host', '127.0.0.1'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SPINDLE_CACHE_PURGE_TOKEN: TOKEN } })
     try {
       let out = ''
@@ -28,6 +28,11 @@ describe('under spindle start', () => {
       const purge = await get(`${control}/cache/purge`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: '{"tags":["home"]}' })
       expect(purge.status).toBe(200)
       expect((await get(`${url}/`)).headers.get('x-cache')).toBe('MISS')
+      // The runtime's /metrics counts what the cache answered, across both workers.
+      const metrics = (await get(`${control}/metrics`)).text
+      expect(metrics).toMatch(/^spindle_cache_responses_total\{outcome="miss"\} 2$/m)
+      expect(metrics).toMatch(/^spindle_cache_responses_total\{outcome="hit"\} 4$/m)
+      expect(metrics).toMatch(/^spindle_http_renders_total 2$/m)
     } finally {
       child.kill('SIGTERM')
       if (child.exitCode === null) await once(child, 'exit')

@@ -58,6 +58,7 @@ export function registerWorkerMetrics (app: FastifyInstance): WorkerMetrics {
     registers: [registry],
   })
 
+  const series = new Map<string, { observe (value: number): void }>()
   app.addHook('preHandler', (request, _reply, done) => {
     // Fastify's not-found handler runs preHandler hooks too: a 404 renders nothing.
     if (request.routeOptions.url === undefined) { done(); return }
@@ -72,7 +73,15 @@ export function registerWorkerMetrics (app: FastifyInstance): WorkerMetrics {
     const ms = arrived === undefined ? reply.elapsedTime : performance.now() - arrived
     // A 404 has no route pattern; the raw URL would give every probe its own series.
     const route = request.routeOptions.url ?? 'unmatched'
-    duration.observe({ route, status_class: statusClass(reply.statusCode) }, ms / 1000)
+    const status = statusClass(reply.statusCode)
+    // prom-client hashes the label object on every observe; one child per series skips that.
+    const key = route + '\0' + status
+    let child = series.get(key)
+    if (!child) {
+      child = duration.labels({ route, status_class: status })
+      series.set(key, child)
+    }
+    child.observe(ms / 1000)
     const outcome = reply.getHeader(CACHE_HEADER)
     if (typeof outcome === 'string' && CACHE_OUTCOMES.has(outcome)) cache.inc({ outcome: outcome.toLowerCase() })
     done()
