@@ -8,7 +8,8 @@ import { captureResponse, interceptHead } from './capture.ts'
 import { SPINDLE_CACHE_HOST_NOT_ALLOWED, SPINDLE_CACHE_INVALID_HOST } from './errors.ts'
 import { type HttpCacheOptions, resolveHttpCacheOptions, type ResolvedHttpCacheOptions } from './plugin-options.ts'
 import { purge, type PurgeRequest, type PurgeResult } from './purge.ts'
-import { getSharedStore } from './shared-resource.ts'
+import { FleetStore } from './fleet/fleet-store.ts'
+import { getCacheStore } from './fleet/thread-store.ts'
 import { createSharedStore, type Lease, type SharedStore, type StoreStats } from './shared-store.ts'
 import { type Found, isVaryRecord, sendLines, serveStored, type VaryRecord } from './stored-response.ts'
 import { hasDotSegments, normalizeHost, splitTarget } from './url-normalize.ts'
@@ -79,14 +80,17 @@ interface RouteResult { status: number, lines: HeaderLines, body: Buffer, reques
 class HttpCache {
   readonly #fastify: FastifyInstance
   readonly #store: SharedStore
+  // With a fleet tier: misses are looked up in Redis, entries and purges go fleet-wide.
+  readonly #fleet: FleetStore | undefined
   readonly #o: ResolvedHttpCacheOptions
   readonly #policy: PolicyOptions
   readonly #secret = randomUUID()
   #build = ''
 
-  constructor (fastify: FastifyInstance, store: SharedStore, o: ResolvedHttpCacheOptions) {
+  constructor (fastify: FastifyInstance, store: SharedStore, o: ResolvedHttpCacheOptions, fleet?: FleetStore) {
     this.#fastify = fastify
     this.#store = store
+    this.#fleet = fleet
     this.#o = o
     this.#policy = { heuristicFraction: o.heuristicFraction, heuristicMaxAge: o.heuristicMaxAge, staleOnError: o.staleOnError, maxErrorTtl: o.maxErrorTtl, targeted: o.targetedCacheControl }
   }
@@ -150,7 +154,12 @@ class HttpCache {
     }
     if (ctx.cc.size === 0 && parseList(headers.pragma).includes('no-cache')) ctx.cc.set('no-cache', true)
 
-    const found = this.#lookup(ctx.primary, request)
+    let found = this.#lookup(ctx.primary, request)
+    if (!found && this.#fleet && !this.#store.get(`\0pass\n${ctx.primary}`, { peek: true })) {
+      // Not in this process's memory: another process may have stored it (in Redis).
+      await this.#fleet.get(ctx.primary, { peek: true })
+      found = this.#lookup(ctx.primary, request)
+    }
     if (headers.range !== undefined) {
       // Ranges are cut from a fresh stored response; anything else goes to the route, unstored.
       if (found && this.#freshness(ctx, found).usable) {
@@ -180,7 +189,8 @@ class HttpCache {
     let lease: Lease | undefined
     // Requests with credentials rarely produce a shareable response: they neither wait for nor hold up others.
     if (this.#o.coalesceTimeout !== false && !ctx.credentialed && ctx.canonical && !this.#store.get(`\0pass\n${ctx.primary}`, { peek: true })) {
-      lease = this.#store.tryLease(ctx.primary, this.#o.coalesceTimeout)
+      // The fleet store's lease also gives up the fleet's claim on the key if nothing is stored.
+      lease = (this.#fleet ?? this.#store).tryLease(ctx.primary, this.#o.coalesceTimeout)
       if (lease) {
         // Another thread may have stored it between our lookup and our lease.
         const stored = this.#lookup(ctx.primary, request)
@@ -194,7 +204,7 @@ class HttpCache {
         await this.#store.waitFor(ctx.primary, this.#o.coalesceTimeout)
         const again = this.#lookup(ctx.primary, request)
         if (again && await this.#answer(ctx, again)) return reply
-        lease = this.#store.tryLease(ctx.primary, this.#o.coalesceTimeout)
+        lease = (this.#fleet ?? this.#store).tryLease(ctx.primary, this.#o.coalesceTimeout)
       }
     }
     this.#fill(ctx, lease)
@@ -359,13 +369,13 @@ class HttpCache {
       if (record && isVaryRecord(record.meta) && record.meta.vary.f.join() === vary.join()) id = record.meta.vary.id
       else {
         id = randomUUID().slice(0, 8)
-        this.#store.set(primary, EMPTY, { meta: { vary: { id, f: vary } } satisfies VaryRecord })
+        ;(this.#fleet ?? this.#store).set(primary, EMPTY, { meta: { vary: { id, f: vary } } satisfies VaryRecord })
       }
       key = variantKey(primary, id, vary, varyHeaders)
     }
     const tagText = this.#o.tagHeader ? headerValue(meta.h, this.#o.tagHeader) : undefined
     const tags = tagText === undefined ? [] : [tagText].flat().flatMap((t) => t.split(/[\s,]+/)).filter(Boolean)
-    const stored = this.#store.set(key, r.body, {
+    const stored = (this.#fleet ?? this.#store).set(key, r.body, {
       tags,
       path: ctx.path,
       staleAt: staleAt(meta),
@@ -423,11 +433,13 @@ function staleAt (meta: ResponseMeta): number {
 
 async function httpCachePlugin (fastify: FastifyInstance, options: HttpCacheOptions): Promise<void> {
   const o = resolveHttpCacheOptions(options)
-  const store = o.store ?? getSharedStore(o.sharedName) ?? createSharedStore(o.storeOptions)
-  const cache = new HttpCache(fastify, store, o)
+  const given = o.store ?? getCacheStore(o.sharedName) ?? createSharedStore(o.storeOptions)
+  const fleet = given instanceof FleetStore ? given : undefined
+  const store = fleet ? fleet.memory : given as SharedStore
+  const cache = new HttpCache(fastify, store, o, fleet)
   fastify.decorate('httpCache', Object.freeze({
     store,
-    purge: (request: PurgeRequest) => purge(store, request),
+    purge: (request: PurgeRequest) => purge(fleet ?? store, request),
     keyOf: (request: KeyRequest) => cache.keyOf(request),
     setBuildId: (buildId: string | undefined) => cache.setBuildId(buildId),
     stats: () => store.stats(),

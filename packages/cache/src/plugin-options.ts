@@ -2,12 +2,17 @@ import type { FastifyRequest } from 'fastify'
 import { BYPASS_HEADERS, DEFAULT_KEY_HEADERS, defaultKey, type KeyFunction } from './cache-key.ts'
 import { SPINDLE_CACHE_INVALID_OPTION } from './errors.ts'
 import { DEFAULT_SHARED_NAME } from './shared-resource.ts'
+import { FleetStore } from './fleet/fleet-store.ts'
 import { SharedStore } from './shared-store.ts'
 import { resolveStoreOptions, show, type SharedStoreOptions } from './store-options.ts'
 
 export interface HttpCacheOptions {
-  /** The store to use. Default: the one shared by the runtime under `sharedName`, else a private store made from `storeOptions`. */
-  store?: SharedStore
+  /**
+   * The store to use: a SharedStore, or a FleetStore (`startFleet(...).store`) to share entries and
+   * purges with other processes through Redis/Valkey. Default: the one shared by the runtime under
+   * `sharedName` (the fleet store when the runtime runs a fleet tier), else a private store made from `storeOptions`.
+   */
+  store?: SharedStore | FleetStore
   /** Name of the runtime shared resource holding the store's buffer. Default 'spindleCache'. */
   sharedName?: string
   /** Options of the private store made when no store is given or shared. */
@@ -58,7 +63,7 @@ export interface HttpCacheOptions {
 }
 
 export interface ResolvedHttpCacheOptions {
-  readonly store: SharedStore | undefined
+  readonly store: SharedStore | FleetStore | undefined
   readonly sharedName: string
   readonly storeOptions: SharedStoreOptions | undefined
   readonly key: KeyFunction
@@ -122,7 +127,7 @@ function hostMatcher (value: unknown): ((host: string) => boolean) | undefined {
 export function resolveHttpCacheOptions (input: HttpCacheOptions = {}): ResolvedHttpCacheOptions {
   if (typeof input !== 'object' || input === null) fail(`options must be an object, got ${show(input)}`)
   for (const key of Object.keys(input)) if (!KNOWN.has(key)) fail(`unknown option ${JSON.stringify(key)}`)
-  if (input.store !== undefined && !(input.store instanceof SharedStore)) fail('store must be a SharedStore (createSharedStore / openSharedStore)')
+  if (input.store !== undefined && !(input.store instanceof SharedStore) && !(input.store instanceof FleetStore)) fail('store must be a SharedStore (createSharedStore / openSharedStore) or a FleetStore (startFleet)')
   if (input.sharedName !== undefined && (typeof input.sharedName !== 'string' || input.sharedName === '')) fail(`sharedName must be a non-empty string, got ${show(input.sharedName)}`)
   if (input.storeOptions !== undefined) resolveStoreOptions(input.storeOptions)
   if (input.key !== undefined && typeof input.key !== 'function') fail(`key must be a function, got ${show(input.key)}`)

@@ -1,5 +1,6 @@
 import { SPINDLE_CACHE_INVALID_PURGE } from './errors.ts'
 import type { SharedStore } from './shared-store.ts'
+import type { FleetStore } from './fleet/fleet-store.ts'
 
 export interface PurgeRequest {
   /** Cache keys to delete (with the default key: absolute URLs such as 'https://example.com/a?b'). */
@@ -25,7 +26,7 @@ function strings (name: string, value: unknown, check?: (s: string) => boolean):
 }
 
 /** Purges by key, tag and path prefix. Tags and paths are timestamps: every thread sees them at once. */
-export function purge (store: SharedStore, request: PurgeRequest): PurgeResult {
+export function purge (store: SharedStore | FleetStore, request: PurgeRequest): PurgeResult {
   if (typeof request !== 'object' || request === null) throw new SPINDLE_CACHE_INVALID_PURGE('expected an object with keys, tags or paths')
   const keys = strings('keys', request.keys)
   const tags = strings('tags', request.tags)

@@ -45,7 +45,7 @@ describe('httpCache options', () => {
 
   it('are checked when the plugin is registered, with the option named', async () => {
     const cases: Array<[object, RegExp]> = [
-      [{ store: {} }, /^store must be a SharedStore/],
+      [{ store: {} }, /^store must be a SharedStore \(createSharedStore \/ openSharedStore\) or a FleetStore \(startFleet\)/],
       [{ sharedName: '' }, /^sharedName must be a non-empty string/],
       [{ storeOptions: { maxBytes: 1 } }, /^maxBytes must be/],
       [{ key: 'url' }, /^key must be a function/],
