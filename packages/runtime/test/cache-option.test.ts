@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { request } from 'undici'
 import { serve, type ServeOptions } from '@spindle/runtime'
+import { startRedis } from '../../cache/test/fleet/redis-server.ts'
 import { resolveOptions } from '../src/options.ts'
 import { fixture } from './helpers.ts'
 
@@ -29,5 +31,25 @@ describe('the cache option and SPINDLE_CACHE_URL', () => {
     process.env.SPINDLE_CACHE_URL = 'memcached://cache'
     await expect(start({})).rejects.toMatchObject({ code: 'SPINDLE_CACHE_INVALID_OPTION', message: expect.stringMatching(/^SPINDLE_CACHE_URL must be a redis:\/\//) })
     await expect(start({ cache: { url: 'redis://127.0.0.1:1/0', timeot: 5 } })).rejects.toMatchObject({ code: 'SPINDLE_CACHE_INVALID_OPTION', message: expect.stringMatching(/unknown fleet option "timeot"/) })
+  })
+})
+
+describe('cache.url under serve()', () => {
+  it('starts the fleet tier in the main thread, reports it in /metrics and closes it with the server', async () => {
+    delete process.env.SPINDLE_CACHE_URL
+    const redis = await startRedis()
+    try {
+      const server = await serve({ app, port: 0, controlPort: 0, workers: 1, handleSignals: false, cache: { url: redis.url, prefix: 'runtime-test:' } })
+      try {
+        const res = await request(`${server.controlUrl!}/metrics`)
+        const text = await res.body.text()
+        expect(text).toMatch(/^spindle_cache_fleet_up 1$/m)
+        expect(text).toMatch(/^spindle_cache_fleet_breaker_state\{state="closed"\} 1$/m)
+      } finally {
+        await server.close()
+      }
+    } finally {
+      await redis.stop()
+    }
   })
 })
