@@ -63,6 +63,10 @@ export const SPINDLE_RUNTIME_CACHE_UNAVAILABLE = createError(
   'SPINDLE_RUNTIME_CACHE_UNAVAILABLE',
   'A cache URL is set (%s) but @spindle/cache cannot be loaded: %s',
 )
+export const SPINDLE_RUNTIME_STOPPED_DURING_START = createError(
+  'SPINDLE_RUNTIME_STOPPED_DURING_START',
+  'Stopped by %s while the workers were starting',
+)
 
 /** Every runtime error constructor, keyed by code (used by the docs test). */
 export const errorCodes = {
@@ -77,4 +81,5 @@ export const errorCodes = {
   SPINDLE_RUNTIME_PORT_IN_USE,
   SPINDLE_RUNTIME_CLI_USAGE,
   SPINDLE_RUNTIME_CACHE_UNAVAILABLE,
+  SPINDLE_RUNTIME_STOPPED_DURING_START,
 } as const

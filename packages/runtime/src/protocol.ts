@@ -64,6 +64,7 @@ export type WorkerMessage =
   | { type: 'listening', port: number, address: string }
   | { type: 'start-failed', error: SerializedError }
   | { type: 'drained', unfinished: number }
+  | { type: 'unhandled-rejection', error: SerializedError }
   | { type: 'metrics', requestId: number, metrics: MetricSnapshot[] }
 
 export type SupervisorMessage =

@@ -2,7 +2,7 @@ import { connect } from 'node:net'
 import type { Server } from 'node:http'
 import { once } from 'node:events'
 import {
-  SPINDLE_RUNTIME_NODE_TOO_OLD, SPINDLE_RUNTIME_PORT_IN_USE, SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED,
+  SPINDLE_RUNTIME_NODE_TOO_OLD, SPINDLE_RUNTIME_PORT_IN_USE, SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED, SPINDLE_RUNTIME_STOPPED_DURING_START,
 } from './errors.ts'
 import { startCacheFleet } from './cache-fleet.ts'
 import { createControlServer } from './control-server.ts'
@@ -71,9 +71,37 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
   // The fleet tier's store and the link to its Redis client reach workers like any shared resource.
   const opts = fleet ? Object.freeze({ ...resolved, shared: Object.freeze({ ...resolved.shared, ...fleet.shared }) }) : resolved
   const supervisor = new Supervisor(opts)
+  // Signals are handled from here on, start-up included: a SIGTERM while the workers start
+  // stops those that did and exits, rather than leaving the process to Node's default.
+  let stoppedBy: NodeJS.Signals | undefined
+  let stopping: Promise<void> | undefined
+  let close = (signal?: NodeJS.Signals): Promise<void> => {
+    stoppedBy ??= signal
+    stopping ??= (async () => {
+      supervisor.beginShutdown()
+      await supervisor.close()
+      await fleet?.close()
+    })()
+    return stopping
+  }
+  let started = false
+  const removeSignals = installSignals(opts, supervisor, (signal) => close(signal), () => started)
   try {
     await supervisor.start()
+    started = true
+    if (stoppedBy) {
+      // The signal came as the last worker began to listen: stop all of them.
+      await close()
+      removeSignals()
+      throw new SPINDLE_RUNTIME_STOPPED_DURING_START(stoppedBy)
+    }
   } catch (err) {
+    if (stoppedBy) {
+      await stopping
+      removeSignals()
+      throw new SPINDLE_RUNTIME_STOPPED_DURING_START(stoppedBy, { cause: err })
+    }
+    removeSignals()
     await fleet?.close()
     const cause = (err as Error & { cause?: { code?: string } }).cause
     if (cause?.code === 'EADDRINUSE') throw new SPINDLE_RUNTIME_PORT_IN_USE(opts.host, opts.port, { cause: err })
@@ -92,6 +120,7 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
       control.listen(opts.controlPort, opts.controlHost)
       await once(control, 'listening')
     } catch (err) {
+      removeSignals()
       await supervisor.close()
       await fleet?.close()
       throw err
@@ -101,7 +130,7 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
   }
 
   let closing: Promise<void> | undefined
-  const close = (): Promise<void> => {
+  close = (): Promise<void> => {
     closing ??= (async () => {
       supervisor.beginShutdown()
       const { unfinished } = await supervisor.close()
@@ -117,7 +146,6 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
     return closing
   }
 
-  const removeSignals = installSignals(opts, supervisor, close)
 
   return Object.freeze({
     port,
@@ -132,7 +160,7 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
   })
 }
 
-function installSignals (opts: ResolvedOptions, supervisor: Supervisor, close: () => Promise<void>): () => void {
+function installSignals (opts: ResolvedOptions, supervisor: Supervisor, close: (signal: NodeJS.Signals) => Promise<void>, started: () => boolean): () => void {
   if (!opts.handleSignals) return () => {}
   let shuttingDown = false
   const onStop = (signal: NodeJS.Signals): void => {
@@ -142,7 +170,7 @@ function installSignals (opts: ResolvedOptions, supervisor: Supervisor, close: (
     }
     shuttingDown = true
     opts.logger.info({ signal, timeoutMs: opts.shutdownTimeout }, 'shutting down: finishing in-flight requests')
-    close().then(
+    close(signal).then(
       () => { if (opts.exitOnShutdown) process.exit(0) },
       (err: unknown) => {
         opts.logger.error({ err: (err as Error).message }, 'shutdown failed')
@@ -151,6 +179,10 @@ function installSignals (opts: ResolvedOptions, supervisor: Supervisor, close: (
     )
   }
   const onHup = (): void => {
+    if (!started()) {
+      opts.logger.warn({}, 'SIGHUP while the workers start: ignored (the workers starting load the app as it is now)')
+      return
+    }
     opts.logger.info({}, 'SIGHUP: rolling restart')
     supervisor.rollingRestart().then(
       () => opts.logger.info({}, 'rolling restart done'),

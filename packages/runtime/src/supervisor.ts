@@ -3,7 +3,7 @@ import { observeLoad, pickHandoff } from './balance.ts'
 import { assess, restartDelayFor, type Verdict } from './health-policy.ts'
 import { ManagedWorker } from './managed-worker.ts'
 import type { ResolvedOptions } from './options.ts'
-import { type MetricSnapshot, PHASE_LISTENING, SHED_REASONS, type ShedReason } from './protocol.ts'
+import { type MetricSnapshot, PHASE_LISTENING, SHED_REASONS, type ShedReason, type WorkerMessage } from './protocol.ts'
 import { judgeFlood, judgeShedding, type ShedWatch } from './shed-watch.ts'
 
 export type WorkerState = 'starting' | 'ready' | 'overloaded' | 'unresponsive' | 'replacing' | 'restarting' | 'stopped'
@@ -118,6 +118,11 @@ export class Supervisor extends EventEmitter {
     this.#live.add(worker)
     worker.on('worker-error', (err: Error) => {
       if (this.#started) this.#opts.logger.error({ worker: slot.id, err: err.message }, 'worker threw an uncaught error')
+    })
+    worker.on('worker-message', (msg: WorkerMessage) => {
+      if (msg.type === 'unhandled-rejection') {
+        this.#opts.logger.error({ worker: slot.id, err: msg.error.message, stack: msg.error.stack }, 'unhandled promise rejection in a worker')
+      }
     })
     worker.once('exit', (code: number) => {
       this.#live.delete(worker)

@@ -108,6 +108,12 @@ async function drain (timeout: number): Promise<void> {
   port.unref()
 }
 
+// An unhandled rejection would end the thread (Node's default), and with it every request
+// the worker holds: it is one request's bug, so the supervisor logs it and the worker serves on.
+process.on('unhandledRejection', (reason: unknown) => {
+  send({ type: 'unhandled-rejection', error: serializeError(reason) })
+})
+
 port.on('message', (message: SupervisorMessage) => {
   if (message.type === 'drain') void drain(message.timeout)
   else if (message.type === 'metrics') {
