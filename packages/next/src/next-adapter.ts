@@ -5,6 +5,13 @@ import { join } from 'node:path'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { SPINDLE_NEXT_PREPARE_FAILED } from './errors.ts'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set on the adapter's routes: Next reads the request stream itself (see @spindle/runtime). */
+    rawBody?: boolean
+  }
+}
 import { resolveNextOptions, type NextAdapterOptions } from './options.ts'
 
 type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
@@ -79,8 +86,10 @@ async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): P
   await fastify.register(async function nextRoutes (scope) {
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
-    scope.route({ method: METHODS, url: '/', handler: render })
-    scope.route({ method: METHODS, url: '/*', handler: render })
+    // rawBody: the framework reads the request stream itself; @spindle/runtime's body guard
+    // leaves it to the framework's own limits (docs/security.md).
+    scope.route({ method: METHODS, url: '/', handler: render, config: { rawBody: true } })
+    scope.route({ method: METHODS, url: '/*', handler: render, config: { rawBody: true } })
   })
 }
 

@@ -43,8 +43,10 @@ async function plugin (fastify: FastifyInstance, options: ReactRouterAdapterOpti
   await fastify.register(async function reactRouterRoutes (scope) {
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
-    scope.route({ method: METHODS, url: '/', handler: render })
-    scope.route({ method: METHODS, url: '/*', handler: render })
+    // rawBody: the framework reads the request stream itself; @spindle/runtime's body guard
+    // leaves it to the framework's own limits (docs/security.md).
+    scope.route({ method: METHODS, url: '/', handler: render, config: { rawBody: true } })
+    scope.route({ method: METHODS, url: '/*', handler: render, config: { rawBody: true } })
   })
 }
 

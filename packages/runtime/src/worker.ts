@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { parentPort, workerData } from 'node:worker_threads'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { loadApp } from './app-loader.ts'
+import { guardPublicPort, withPortDefaults } from './public-port.ts'
 import { registerWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.ts'
 import { kArrivedAt, kWorkerStatus, loadShedding } from './load-shedding.ts'
 import {
@@ -61,7 +62,8 @@ async function start (): Promise<void> {
   const { plugin, options } = await loadApp(data.appPath)
   // A request that arrives on a kept-alive connection while draining is served (with
   // Connection: close) rather than refused.
-  app = Fastify({ ...options, return503OnClosing: false })
+  app = Fastify({ ...withPortDefaults(options), return503OnClosing: false })
+  guardPublicPort(app)
   trackRequests(app.server)
   // Registered before the app so its preHandler runs ahead of the app's own, after its onRequest.
   if (data.shedding) await app.register(loadShedding, { ...data.shedding, [kWorkerStatus]: status })

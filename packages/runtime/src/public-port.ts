@@ -1,0 +1,61 @@
+// Limits for the public port that Fastify leaves open by default: every worker faces the
+// internet, so a client that trickles its request or streams an endless body must not hold
+// a socket or a heap forever. The app's own Fastify options always win.
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import { Transform, type TransformCallback } from 'node:stream'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * true: the handler reads the raw request stream itself (a framework adapter), so the
+     * runtime's body guard leaves the route alone; the framework's own limits apply.
+     */
+    rawBody?: boolean
+  }
+}
+
+/** Whole request (headers and body) received within this many ms, or 408. Fastify's default is 0: none. */
+export const DEFAULT_REQUEST_TIMEOUT = 30_000
+/** Request headers received within this many ms (Node's default is 60 s): a slowloris client gives up sooner. */
+export const DEFAULT_HEADERS_TIMEOUT = 10_000
+
+/** Fastify options with the public-port defaults filled in where the app set none. */
+export function withPortDefaults (options: FastifyServerOptions): FastifyServerOptions {
+  return { requestTimeout: DEFAULT_REQUEST_TIMEOUT, ...options }
+}
+
+/** Applies what Fastify has no option for: the headers timeout, and bodyLimit for every parser. */
+export function guardPublicPort (app: FastifyInstance, headersTimeout = DEFAULT_HEADERS_TIMEOUT): void {
+  const requestTimeout = app.server.requestTimeout
+  app.server.headersTimeout = requestTimeout > 0 ? Math.min(headersTimeout, requestTimeout) : headersTimeout
+  // Fastify checks bodyLimit for its own parsers only: a parser added for '*' (or any
+  // parser that reads the raw stream) gets every byte the client sends. A body with a
+  // Content-Length over the limit is refused before a byte is read; a chunked one is cut
+  // off at the limit.
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    if (request.routeOptions.config.rawBody === true) { done(null, payload); return }
+    const limit = request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit ?? 1_048_576
+    const length = request.headers['content-length']
+    if (length !== undefined) {
+      if (Number(length) > limit) { done(tooLarge(limit)); return }
+      // Node's parser never delivers more than Content-Length bytes.
+      done(null, payload)
+      return
+    }
+    if (request.headers['transfer-encoding'] === undefined) { done(null, payload); return }
+    let seen = 0
+    const capped = new Transform({
+      transform (chunk: Buffer, _enc, cb: TransformCallback) {
+        seen += chunk.length
+        if (seen > limit) cb(tooLarge(limit))
+        else cb(null, chunk)
+      },
+    })
+    // Fastify's own parsers read receivedEncodedLength from the stream they are given.
+    done(null, payload.pipe(capped))
+  })
+}
+
+function tooLarge (limit: number): Error & { statusCode: number, code: string } {
+  return Object.assign(new Error(`Request body is larger than bodyLimit (${limit} bytes)`), { statusCode: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE' })
+}

@@ -1,0 +1,65 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { request } from 'node:http'
+import { serve, type SpindleServer } from '@spindle/runtime'
+import { fixture, get } from './helpers.ts'
+
+const base = { workers: 1, port: 0, controlPort: false, handleSignals: false, host: '127.0.0.1', shedding: false } as const
+
+let server: SpindleServer | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+/** POSTs `size` bytes as application/octet-stream, chunked (no Content-Length) or not. */
+function upload (url: string, size: number, chunked: boolean): Promise<{ status: number, body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/octet-stream', ...(chunked ? {} : { 'content-length': size }) } }, (res) => {
+      let body = ''
+      res.on('data', (c: Buffer) => { body += c })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      // The server may answer 413 and close before the whole body went out.
+      if (err.code === 'EPIPE' || err.code === 'ECONNRESET') resolve({ status: -1, body: err.code })
+      else reject(err)
+    })
+    const chunk = Buffer.alloc(64 * 1024, 120)
+    let sent = 0
+    const write = (): void => {
+      while (sent < size) {
+        const part = chunk.subarray(0, Math.min(chunk.length, size - sent))
+        sent += part.length
+        if (!req.write(part)) { req.once('drain', write); return }
+      }
+      req.end()
+    }
+    write()
+  })
+}
+
+describe('the public port of every worker', () => {
+  it('bounds the time to receive a request and its headers by default', async () => {
+    server = await serve({ ...base, app: fixture('raw-parser.js') })
+    expect((await get(server.url + '/limits')).json()).toEqual({ requestTimeout: 30_000, headersTimeout: 10_000, bodyLimit: 1_048_576 })
+  })
+
+  it('keeps the app\'s own limits', async () => {
+    server = await serve({ ...base, app: fixture('raw-parser-options.js') })
+    expect((await get(server.url + '/limits')).json()).toEqual({ requestTimeout: 5000, headersTimeout: 5000, bodyLimit: 4096 })
+  })
+
+  it('holds a catch-all parser to bodyLimit, with or without Content-Length, and serves on', async () => {
+    server = await serve({ ...base, app: fixture('raw-parser-options.js') })
+    const url = server.url + '/upload'
+    expect(await upload(url, 1024, false)).toEqual({ status: 200, body: '{"bytes":1024}' })
+    const declared = await upload(url, 8 * 1024 * 1024, false)
+    expect([413, -1]).toContain(declared.status)
+    const chunked = await upload(url, 8 * 1024 * 1024, true)
+    expect([413, -1]).toContain(chunked.status)
+    // At least one of them got the 413 itself rather than a cut connection.
+    expect([declared.status, chunked.status]).toContain(413)
+    expect(await upload(url, 2048, true)).toEqual({ status: 200, body: '{"bytes":2048}' })
+    expect(server.status()[0]!.restarts).toBe(0)
+  })
+})
