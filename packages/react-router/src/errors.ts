@@ -11,3 +11,9 @@ export const SPINDLE_REACT_ROUTER_BUILD_INVALID = createError(
   'SPINDLE_REACT_ROUTER_BUILD_INVALID',
   'The React Router build %s is not a server build (no routes or entry): %s',
 )
+
+export const SPINDLE_REACT_ROUTER_BAD_REQUEST = createError(
+  'SPINDLE_REACT_ROUTER_BAD_REQUEST',
+  'Bad request: %s',
+  400,
+)

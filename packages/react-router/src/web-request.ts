@@ -1,13 +1,33 @@
 import { Readable } from 'node:stream'
+import { createReadableStreamFromReadable } from '@react-router/node'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { SPINDLE_REACT_ROUTER_BAD_REQUEST } from './errors.ts'
+
+// RFC 3986 host: an IP literal in brackets, or a reg-name of unreserved characters and
+// percent-escapes (IPv4 is a reg-name here); then an optional port.
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+)(?::\d{1,5})?$/
+// A path segment a URL parser resolves away: '.', '..' and their percent-encoded forms.
+const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i
 
 /**
- * The Fastify request as a Web Request: URL from Fastify's protocol and host (which honour
- * trustProxy), every header, the body as a stream for methods that have one, and a
- * signal that aborts when the client goes away before the response is done.
+ * The Fastify request as a Web Request. The URL is the one Fastify routed and the app's
+ * hooks saw: origin from Fastify's protocol and host (which honour trustProxy), the path and
+ * query exactly as received, never re-parsed from a string a client could shape. A Host
+ * that is not RFC 3986 `host[:port]`, or a path a URL parser would resolve to another path
+ * (dot segments, backslashes), is refused with a 400 before the app runs.
  */
 export function toWebRequest (request: FastifyRequest, reply: FastifyReply): Request {
-  const url = `${request.protocol}://${request.host}${request.url}`
+  const host = request.host
+  if (!HOST.test(host)) throw new SPINDLE_REACT_ROUTER_BAD_REQUEST('invalid Host')
+  const target = request.url
+  const q = target.indexOf('?')
+  const path = q === -1 ? target : target.slice(0, q)
+  if (path[0] !== '/' || path.includes('\\') || DOT_SEGMENT.test(path)) throw new SPINDLE_REACT_ROUTER_BAD_REQUEST('path that does not stay as routed')
+  const url = new URL(`${request.protocol}://${host}`)
+  // Setting pathname and search keeps them as given (a leading '//' stays a path).
+  url.pathname = path
+  url.search = q === -1 ? '' : target.slice(q)
+
   const headers = new Headers()
   const raw = request.raw.rawHeaders
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!)
@@ -15,7 +35,7 @@ export function toWebRequest (request: FastifyRequest, reply: FastifyReply): Req
   reply.raw.once('close', () => { if (!reply.raw.writableFinished) controller.abort() })
   const init: RequestInit & { duplex?: 'half' } = { method: request.method, headers, signal: controller.signal }
   if (request.method !== 'GET' && request.method !== 'HEAD') {
-    init.body = Readable.toWeb(request.raw) as ReadableStream<Uint8Array>
+    init.body = createReadableStreamFromReadable(request.raw)
     init.duplex = 'half'
   }
   return new Request(url, init)

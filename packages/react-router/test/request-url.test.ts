@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { connect } from 'node:net'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { reactRouterAdapter } from '@spindle/react-router'
+import { buildApp, serverBuild } from './fixtures/build.ts'
+
+let fastify: FastifyInstance
+let port: number
+
+beforeAll(async () => {
+  buildApp()
+  fastify = Fastify()
+  // The app's own guard, as an auth hook would be: nothing under /api/ without a key.
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (request.url.startsWith('/api/') && request.headers['x-api-key'] !== 'secret') return reply.code(403).send({ denied: true })
+  })
+  await fastify.register(reactRouterAdapter, { build: serverBuild })
+  await fastify.listen({ port: 0, host: '127.0.0.1' })
+  port = (fastify.server.address() as { port: number }).port
+}, 240_000)
+
+afterAll(async () => { await fastify?.close() })
+
+/** Sends the request bytes as written (no client normalises the path or the Host) and returns status and body. */
+function raw (head: string): Promise<{ status: number, body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ port, host: '127.0.0.1' })
+    let data = ''
+    socket.on('data', (c: Buffer) => { data += c })
+    socket.on('end', () => {
+      const status = Number(/^HTTP\/1\.1 (\d+)/.exec(data)?.[1] ?? 0)
+      resolve({ status, body: data.slice(data.indexOf('\r\n\r\n') + 4) })
+    })
+    socket.on('error', reject)
+    socket.write(head + 'Connection: close\r\n\r\n')
+  })
+}
+
+describe('the Web Request the app renders is the request Fastify routed', () => {
+  it('renders a plain request, and the guarded route only with its key', async () => {
+    expect((await raw('GET /about HTTP/1.1\r\nHost: shop.test\r\n')).status).toBe(200)
+    expect((await raw('GET /api/data HTTP/1.1\r\nHost: shop.test\r\n')).status).toBe(403)
+    const keyed = await raw('GET /api/data HTTP/1.1\r\nHost: shop.test\r\nX-Api-Key: secret\r\n')
+    expect(keyed.status).toBe(200)
+    expect(keyed.body).toContain('"resource":true')
+  })
+
+  it.each([
+    ['a Host with a path in it', 'GET /about HTTP/1.1\r\nHost: shop.test/api/data?\r\n'],
+    ['a Host with a bare percent sign', 'GET /about HTTP/1.1\r\nHost: %\r\n'],
+    ['an empty Host', 'GET /about HTTP/1.1\r\nHost: \r\n'],
+    ['dot segments past the guard', 'GET /about/../api/data HTTP/1.1\r\nHost: shop.test\r\n'],
+    ['encoded dot segments', 'GET /about/%2e%2E/api/data HTTP/1.1\r\nHost: shop.test\r\n'],
+    ['a backslash', 'GET /about\\..\\api/data HTTP/1.1\r\nHost: shop.test\r\n'],
+  ])('answers %s with 400 and never renders another route', async (_name, head) => {
+    const res = await raw(head)
+    expect(res.status).toBe(400)
+    expect(res.body).not.toContain('"resource":true')
+  })
+})
