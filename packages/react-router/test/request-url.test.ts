@@ -1,14 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connect } from 'node:net'
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { reactRouterAdapter } from '@spindle/react-router'
-import { buildApp, serverBuild } from './fixtures/build.ts'
+import { appDir, buildApp, serverBuild } from './fixtures/build.ts'
 
 let fastify: FastifyInstance
 let port: number
 
+const client = join(appDir, 'build/client')
+const outside = join(appDir, 'build/outside-secret.txt')
+
 beforeAll(async () => {
   buildApp()
+  // Files a careless deploy leaves in the client folder, and a link pointing out of it.
+  writeFileSync(join(client, '.env'), 'SECRET=dotfile\n')
+  mkdirSync(join(client, '.git'), { recursive: true })
+  writeFileSync(join(client, '.git/config'), 'secret git config\n')
+  writeFileSync(outside, 'secret outside the client folder\n')
+  rmSync(join(client, 'linked.txt'), { force: true })
+  symlinkSync(outside, join(client, 'linked.txt'))
   fastify = Fastify()
   // The app's own guard, as an auth hook would be: nothing under /api/ without a key.
   fastify.addHook('onRequest', async (request, reply) => {
@@ -19,7 +31,11 @@ beforeAll(async () => {
   port = (fastify.server.address() as { port: number }).port
 }, 240_000)
 
-afterAll(async () => { await fastify?.close() })
+afterAll(async () => {
+  await fastify?.close()
+  for (const f of ['.env', '.git', 'linked.txt']) rmSync(join(client, f), { recursive: true, force: true })
+  rmSync(outside, { force: true })
+})
 
 /** Sends the request bytes as written (no client normalises the path or the Host) and returns status and body. */
 function raw (head: string): Promise<{ status: number, body: string }> {
@@ -56,5 +72,31 @@ describe('the Web Request the app renders is the request Fastify routed', () => 
     const res = await raw(head)
     expect(res.status).toBe(400)
     expect(res.body).not.toContain('"resource":true')
+  })
+})
+
+describe('client files', () => {
+  it('never serves a dotfile, a dot directory or a symlink out of the client folder', async () => {
+    for (const path of ['/.env', '/.git/config', '/%2eenv', '/linked.txt']) {
+      const res = await raw(`GET ${path} HTTP/1.1\r\nHost: shop.test\r\n`)
+      expect(res.body, path).not.toContain('secret')
+      expect(res.body, path).not.toContain('SECRET')
+    }
+  })
+
+  it('gives the immutable policy only to files inside assets/, not to a path that leaves it', async () => {
+    const res = await raw('GET /assets/..%2fhello.txt HTTP/1.1\r\nHost: shop.test\r\n')
+    const head = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ port, host: '127.0.0.1' })
+      let data = ''
+      socket.on('data', (c: Buffer) => { data += c })
+      socket.on('end', () => resolve(data.slice(0, data.indexOf('\r\n\r\n'))))
+      socket.on('error', reject)
+      socket.write('GET /assets/..%2fhello.txt HTTP/1.1\r\nHost: shop.test\r\nConnection: close\r\n\r\n')
+    })
+    expect(head.toLowerCase()).not.toContain('immutable')
+    expect(res.status).not.toBe(200)
+    // The file itself is served, briefly cached, under its own name.
+    expect((await raw('GET /hello.txt HTTP/1.1\r\nHost: shop.test\r\n')).status).toBe(200)
   })
 })
