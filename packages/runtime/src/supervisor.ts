@@ -38,6 +38,8 @@ interface Slot {
   replacing: boolean
   restartTimer: NodeJS.Timeout | undefined
   shedWatch: ShedWatch
+  /** After a replacement failed to start, no new attempt before this time (ms since epoch). */
+  replaceNotBefore: number
 }
 
 /** A crash-free run this long forgets earlier crashes when computing the next backoff. */
@@ -72,6 +74,7 @@ export class Supervisor extends EventEmitter {
       verdict: 'healthy' as Verdict,
       replacing: false,
       restartTimer: undefined,
+      replaceNotBefore: 0,
       shedWatch: { worker: undefined, total: 0, lastShedAt: 0, since: undefined, overloaded: false },
     }))
   }
@@ -194,7 +197,7 @@ export class Supervisor extends EventEmitter {
       if (slot.verdict !== previous && (slot.verdict === 'unresponsive' || previous === 'unresponsive')) {
         this.#opts.logger.warn({ worker: slot.id, silentForMs: slot.silentFor }, slot.verdict === 'unresponsive' ? 'worker unresponsive' : 'worker responsive again')
       }
-      if ((slot.verdict === 'stalled' || slot.verdict === 'heap-limit') && !slot.replacing && !this.#closing) {
+      if ((slot.verdict === 'stalled' || slot.verdict === 'heap-limit') && !slot.replacing && !this.#closing && now >= slot.replaceNotBefore) {
         void this.replace(slot.id, slot.verdict)
       }
     }
@@ -218,17 +221,22 @@ export class Supervisor extends EventEmitter {
     try {
       await next.listening(this.#opts.startTimeout)
     } catch (err) {
-      this.#opts.logger.error({ worker: id, reason, err: (err as Error).message }, 'replacement worker failed to start')
       next.retiring = 'start-failed'
       await next.terminate()
+      // Every attempt counts, and the next one backs off like a crash restart: a replacement
+      // that cannot start must not be retried on every tick while the old worker serves.
+      slot.restarts++
+      slot.crashes++
+      const delay = restartDelayFor(slot.crashes, this.#opts.restartDelay, this.#opts.maxRestartDelay)
+      slot.replaceNotBefore = Date.now() + delay
+      this.#opts.logger.error({ worker: id, reason, err: (err as Error).message, retryInMs: delay }, 'replacement worker failed to start')
       slot.replacing = false
       // A stuck worker must go even without a successor; the slot then restarts with backoff.
       if (reason === 'stalled' && old && !old.exited) {
         old.retiring = reason
         slot.worker = undefined
         await old.terminate()
-        slot.crashes++
-        this.#scheduleRestart(slot, restartDelayFor(slot.crashes, this.#opts.restartDelay, this.#opts.maxRestartDelay))
+        this.#scheduleRestart(slot, delay)
       }
       return
     }
