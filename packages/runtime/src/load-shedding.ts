@@ -6,10 +6,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
-import { Backlog } from './backlog.ts'
+import { AdmissionController, ADMISSION_STATES } from './admission/controller.ts'
+import { RenderQueue } from './admission/render-queue.ts'
 import { resolveSheddingOptions, type LoadSheddingOptions } from './shed-options.ts'
 import {
-  SHED_REASONS, STATUS_PRESSURE, STATUS_SHED_FIRST, type ShedReason,
+  SHED_REASONS, STATUS_ADMISSION, STATUS_PRESSURE, STATUS_SHED_FIRST, type ShedReason,
 } from './protocol.ts'
 
 export type { LoadSheddingOptions } from './shed-options.ts'
@@ -52,7 +53,11 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   const retryAfter = String(opts.retryAfter)
   const maxQueueTime = opts.maxQueueTime
   const maxBacklog = opts.maxBacklog
-  const backlog = maxBacklog > 0 ? new Backlog(maxBacklog, opts.overloadBacklog, maxQueueTime, shed) : undefined
+  const queue = maxBacklog > 0
+    ? new RenderQueue(new AdmissionController({ budget: maxBacklog, target: opts.overloadBacklog }), maxQueueTime, shed, (state) => {
+      if (status) Atomics.store(status, STATUS_ADMISSION, ADMISSION_STATES.indexOf(state))
+    })
+    : undefined
 
   // under-pressure only samples here: registered in a context of its own (not the app's),
   // its decorators stay out of the app's way, and the thresholds are judged in preHandler.
@@ -94,10 +99,14 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   fastify.addHook('preHandler', (req, reply, done) => {
     const reason = reasonToShed(req)
     if (reason === undefined) { done(); return }
-    if (reason !== ADMIT) { shed(reply, reason); return }
-    if (!backlog) { done(); return }
+    if (reason !== ADMIT) {
+      queue?.rejected(performance.now())
+      shed(reply, reason)
+      return
+    }
+    if (!queue) { done(); return }
     const now = performance.now()
-    const full = backlog.admit(reply, done as () => void, (req.raw as Stamped)[kArrivedAt] ?? now, now)
+    const full = queue.admit(reply, done as () => void, (req.raw as Stamped)[kArrivedAt] ?? now, now)
     if (full) shed(reply, full)
   })
 
@@ -112,7 +121,9 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
       .header('x-spindle-shed', reason).type('text/plain; charset=utf-8')
     const socket = reply.raw.socket as (ShedSocket & NonNullable<typeof reply.raw.socket>) | null
     const last = socket?.[kShedAt]
-    if (retryHold > 0 && last !== undefined && performance.now() - last < RETRY_WINDOW_MS && held < MAX_HELD) {
+    // Only in a retry storm: an open-loop client whose next request happens to follow its 503
+    // on the same connection gets its answer at once.
+    if (retryHold > 0 && (queue === undefined || queue.storm) && last !== undefined && performance.now() - last < RETRY_WINDOW_MS && held < MAX_HELD) {
       // An immediate retry: its 503 waits, so the client's next try comes retryHold later.
       held++
       setTimeout(() => {

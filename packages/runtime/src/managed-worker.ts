@@ -1,3 +1,4 @@
+import { ADMISSION_STATES, type AdmissionState } from './admission/controller.ts'
 import { EventEmitter, once } from 'node:events'
 import type { EventLoopUtilization } from 'node:perf_hooks'
 import { setFlagsFromString } from 'node:v8'
@@ -7,7 +8,7 @@ import { newBalanceState } from './balance.ts'
 import type { ResolvedOptions } from './options.ts'
 import {
   PHASE_STARTING, STATUS_BYTES, STATUS_HEARTBEAT, STATUS_INFLIGHT, STATUS_PHASE, STATUS_PRESSURE, STATUS_REQUESTS, STATUS_SHED_FIRST,
-  STATUS_HANDED_OFF, STATUS_HANDOFF,
+  STATUS_ADMISSION, STATUS_HANDED_OFF, STATUS_HANDOFF,
   deserializeError, type MetricSnapshot, type SupervisorMessage, type WorkerData, type WorkerMessage,
 } from './protocol.ts'
 
@@ -85,6 +86,8 @@ export class ManagedWorker extends EventEmitter {
   shedCount (i: number): number { return Atomics.load(this.#status, STATUS_SHED_FIRST + i) >>> 0 }
   /** Connections this worker closed to even out the load between workers. */
   get handedOff (): number { return Atomics.load(this.#status, STATUS_HANDED_OFF) >>> 0 }
+  /** The worker's admission state, as its render queue last reported it. */
+  get admission (): AdmissionState { return ADMISSION_STATES[Atomics.load(this.#status, STATUS_ADMISSION)] ?? 'normal' }
   /** Asks the worker to close the connection of its next request once it is answered. */
   handOff (): void { Atomics.store(this.#status, STATUS_HANDOFF, 1) }
   /** Tells the worker to shed renders (true) or not, from the supervisor's view of it. */

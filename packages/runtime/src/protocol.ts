@@ -17,7 +17,9 @@ export type ShedReason = typeof SHED_REASONS[number]
 export const STATUS_HANDOFF = STATUS_SHED_FIRST + SHED_REASONS.length
 /** Connections the worker closed for connection balance since start. */
 export const STATUS_HANDED_OFF = STATUS_HANDOFF + 1
-export const STATUS_SLOTS = STATUS_HANDED_OFF + 1
+/** The worker's admission state: an index into ADMISSION_STATES (admission/controller.ts). */
+export const STATUS_ADMISSION = STATUS_HANDED_OFF + 1
+export const STATUS_SLOTS = STATUS_ADMISSION + 1
 export const STATUS_BYTES = STATUS_SLOTS * Int32Array.BYTES_PER_ELEMENT
 
 export const PHASE_STARTING = 0

@@ -4,26 +4,25 @@ import { fail, show } from './option-checks.ts'
 
 export interface LoadSheddingOptions {
   /**
-   * Shed a render when the renders already admitted in this worker would keep it waiting
-   * longer than this, in ms of event-loop time (renders in flight x measured loop time per
-   * render); one render may always wait. A worker whose arrivals ask for at most 1.2 times
-   * its loop time is catching up, not overloaded, and queues up to twice this; one whose
-   * arrivals of the last 2 s asked for no more than its loop, up to three times. Lower keeps
-   * served requests faster and sheds more of the bursts near capacity. 0 disables. Default 100.
+   * The latency budget, in ms: a render predicted to wait longer than this before it starts
+   * (renders queued ahead x measured time between completions) is shed with reason
+   * 'backlog'. Bursts that drain within it are queued, never shed. Also the span over which
+   * arrivals are weighed against capacity: when the renders that arrived in the last
+   * maxBacklog ms need more than maxBacklog ms of service, the worker is overloaded and
+   * holds its queue to overloadBacklog. One render may always wait. 0 disables admission
+   * control. Default 1000: a page that starts within a second is served in time, and a
+   * burst of a second's work is the most a rate-limited client sends at once.
    */
   maxBacklog?: number
   /**
-   * In ms of event-loop time: the bound that replaces maxBacklog while the worker is past its
-   * capacity (it shed for backlog within the last 500 ms, and the renders arriving ask for
-   * more than 1.4 times the loop time there is). Renders queued beyond it in the last 20 ms
-   * are then shed with reason 'overload'; a render that arrives at the full queue takes the
-   * place of the oldest one waiting if that one waited at most 20 ms (shed with 'overload'),
-   * so the queue holds the latest arrivals; and once they ask for twice the loop time, one
-   * render runs at a time (a second only while the loop idles, or while the running one needs
-   * under 5 ms of it). Below maxBacklog: served requests wait less under sustained overload,
-   * bursts near capacity still get maxBacklog and two renders at a time. One render may
-   * always wait. 0 keeps maxBacklog and two renders throughout. Default 30 (0 when maxBacklog
-   * is 30 or less).
+   * The wait, in ms, an arriving render may be predicted to have while the worker is
+   * overloaded (more work arrives than it can do); beyond it the render is shed with reason
+   * 'overload', and the renders queued beyond it when the overload showed are shed too. One
+   * render may always wait, and an overloaded worker runs one render at a time (more only
+   * while its loop idles), so a served request takes little longer than on an idle server.
+   * While clients retry into the 503s (rejections outnumber admissions 10 to 1) the bound is
+   * maxBacklog again: their number bounds the work, and shedding them only buys more 503s.
+   * 0 keeps maxBacklog throughout. Default 10 (0 when maxBacklog is 10 or less).
    */
   overloadBacklog?: number
   /** Shed renders while the mean event-loop delay of the last sample passes this, in ms. 0 disables. Default 0 (off). */
@@ -81,8 +80,10 @@ export const DEFAULT_STATIC_PREFIXES: readonly string[] = Object.freeze([
  */
 const DEFAULT_RETRY_HOLD = 250
 
-/** The overload bound unless told otherwise: about one render queued behind two running. */
-const DEFAULT_OVERLOAD_BACKLOG = 30
+/** The overload bound unless told otherwise: a render or two waiting, so served requests stay fast. */
+const DEFAULT_OVERLOAD_BACKLOG = 10
+/** The latency budget unless told otherwise (see maxBacklog). */
+const DEFAULT_MAX_BACKLOG = 1000
 
 const KNOWN = new Set([
   'maxBacklog', 'overloadBacklog', 'maxEventLoopDelay', 'maxEventLoopUtilization', 'maxHeapUsedBytes', 'sampleInterval', 'maxQueueTime',
@@ -114,7 +115,7 @@ export function resolveSheddingOptions (input: LoadSheddingOptions | undefined, 
   if (!Array.isArray(prefixes) || !prefixes.every((p) => typeof p === 'string' && p.startsWith('/'))) {
     fail(`${prefix}staticPrefixes must be an array of paths starting with '/'`)
   }
-  const maxBacklog = atLeastZero(prefix, 'maxBacklog', opts.maxBacklog, 100)
+  const maxBacklog = atLeastZero(prefix, 'maxBacklog', opts.maxBacklog, DEFAULT_MAX_BACKLOG)
   const overloadBacklog = atLeastZero(prefix, 'overloadBacklog', opts.overloadBacklog, maxBacklog > DEFAULT_OVERLOAD_BACKLOG ? DEFAULT_OVERLOAD_BACKLOG : 0)
   if (overloadBacklog > 0 && overloadBacklog >= maxBacklog) {
     fail(`${prefix}overloadBacklog (${overloadBacklog}) must be below maxBacklog (${maxBacklog}), or 0`)

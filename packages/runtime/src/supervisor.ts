@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events'
+import type { AdmissionState } from './admission/controller.ts'
 import { observeLoad, pickHandoff } from './balance.ts'
 import { assess, restartDelayFor, type Verdict } from './health-policy.ts'
 import { ManagedWorker } from './managed-worker.ts'
@@ -25,6 +26,8 @@ export interface WorkerStatus {
   shed: Record<ShedReason, number>
   /** Connections the worker closed since it started to even out the load between workers. */
   handedOff: number
+  /** The worker's admission state (docs/overload.md#admission). */
+  admission: AdmissionState
 }
 
 interface Slot {
@@ -311,6 +314,7 @@ export class Supervisor extends EventEmitter {
         uptimeMs: w ? now - w.startedAt : 0,
         shed,
         handedOff: w ? w.handedOff : 0,
+        admission: w ? w.admission : 'normal',
       }
     })
   }

@@ -14,18 +14,18 @@ describe('load-shedding options', () => {
     [{ retryAfter: 1.5 }, 'shedding.retryAfter must be a whole number of seconds, got 1.5'],
     [{ staticPrefixes: ['assets/'] }, "shedding.staticPrefixes must be an array of paths starting with '/'"],
     [{ maxHeapRatio: 2 }, 'shedding.maxHeapRatio must be a number from 0 to 1, got 2'],
-    [{ overloadBacklog: 100 }, 'shedding.overloadBacklog (100) must be below maxBacklog (100), or 0'],
+    [{ overloadBacklog: 1000 }, 'shedding.overloadBacklog (1000) must be below maxBacklog (1000), or 0'],
     [{ overloadBacklog: -5 }, 'shedding.overloadBacklog must be a number from 0 to Infinity, got -5'],
     [{ typo: 1 }, 'unknown option "shedding.typo"'],
   ])('serve() rejects %j before starting any worker', async (shedding, message) => {
     await expect(serve({ ...base, shedding: shedding as never })).rejects.toMatchObject({ code: 'SPINDLE_RUNTIME_INVALID_OPTION', message })
   })
 
-  it('holds the queue to 30 ms under overload by default, unless maxBacklog is that short already', () => {
-    expect(resolveSheddingOptions({})).toMatchObject({ maxBacklog: 100, overloadBacklog: 30 })
-    expect(resolveSheddingOptions({ maxBacklog: 31 }).overloadBacklog).toBe(30)
-    expect(resolveSheddingOptions({ maxBacklog: 30 }).overloadBacklog).toBe(0)
-    expect(resolveSheddingOptions({ maxBacklog: 20, overloadBacklog: 10 }).overloadBacklog).toBe(10)
+  it('queues up to a second of work, and holds the queue to 10 ms under overload by default, unless maxBacklog is that short already', () => {
+    expect(resolveSheddingOptions({})).toMatchObject({ maxBacklog: 1000, overloadBacklog: 10 })
+    expect(resolveSheddingOptions({ maxBacklog: 11 }).overloadBacklog).toBe(10)
+    expect(resolveSheddingOptions({ maxBacklog: 10 }).overloadBacklog).toBe(0)
+    expect(resolveSheddingOptions({ maxBacklog: 20, overloadBacklog: 5 }).overloadBacklog).toBe(5)
     expect(resolveSheddingOptions({ overloadBacklog: 0 }).overloadBacklog).toBe(0)
     expect(() => resolveSheddingOptions({ maxBacklog: 20, overloadBacklog: 30 }, 'shedding.')).toThrow('shedding.overloadBacklog (30) must be below maxBacklog (20), or 0')
   })

@@ -1,6 +1,7 @@
 // The control port's /metrics: the process's own metrics (prom-client's defaults), what the
 // supervisor reads from outside the workers' event loops, and every worker's request
 // metrics, per worker and summed. Runs on the main thread, which never runs app code.
+import { ADMISSION_STATES } from '../admission/controller.ts'
 import { AggregatorRegistry, collectDefaultMetrics, Registry } from 'prom-client'
 import { type MetricSnapshot, SHED_REASONS } from '../protocol.ts'
 import type { Supervisor, WorkerState } from '../supervisor.ts'
@@ -74,6 +75,7 @@ export class ControlMetrics {
       snapshot('spindle_requests_in_flight', 'gauge', 'Requests whose response has not closed, all workers', sum((w) => w.inflight)),
       snapshot('spindle_worker_restarts_total', 'counter', 'Times the worker slot was restarted or replaced', per((w) => w.restarts)),
       snapshot('spindle_restarts_total', 'counter', 'Times any worker slot was restarted or replaced', sum((w) => w.restarts)),
+      snapshot('spindle_worker_admission_state', 'gauge', '1 for the admission state each worker is in (docs/overload.md#admission)', workers.flatMap((w) => ADMISSION_STATES.map((state) => ({ value: w.admission === state ? 1 : 0, labels: { worker: w.id, state } })))),
       snapshot('spindle_worker_shed_requests_total', 'counter', 'Requests answered 503 by load shedding, by reason', shed((w) => ({ worker: w.id }))),
       snapshot('spindle_shed_requests_total', 'counter', 'Requests answered 503 by load shedding, all workers, by reason', shed(() => ({}))),
       snapshot('spindle_metrics_workers_unanswered', 'gauge', `Workers whose request metrics did not arrive within ${WORKER_METRICS_TIMEOUT_MS} ms for this scrape (their previous figures are shown)`,

@@ -1,0 +1,159 @@
+// A worker's renders in turn: runs a few at once, keeps the rest in a first-in-first-out
+// queue, and asks the admission controller (controller.ts) whether an arriving render may
+// wait. This file owns the event loop's side: replies, sockets, timers and the loop's idle
+// time; the decisions are the controller's.
+//
+// How many run at once: two while the thread is not shedding (a render that yields between
+// its stages leaves gaps the second one fills), one while it sheds (renders side by side
+// each take twice as long, and under overload the served ones should be fast), and one more
+// whenever the event loop idled in the last poll (the running renders wait for I/O, not for
+// the CPU).
+import type { FastifyReply } from 'fastify'
+import type { ServerResponse } from 'node:http'
+import { performance, type EventLoopUtilization } from 'node:perf_hooks'
+import { type AdmissionController, type AdmissionState, LONG_LIVED } from './controller.ts'
+
+/** Renders that run at once without the loop having idled (1 while shedding). */
+const MIN_RUNNING = 2
+/** How often, in ms, a non-empty queue checks whether the loop has idle time. */
+const POLL = 2
+/** Share of the last poll interval the loop must have idled for another render to start. */
+const IDLE_TO_START = 0.25
+
+type Start = () => void
+interface Waiting { reply: FastifyReply, start: Start, arrived: number }
+export type QueueShedReason = 'backlog' | 'overload' | 'queueTime'
+
+export class RenderQueue {
+  readonly #controller: AdmissionController
+  readonly #maxQueueTime: number
+  readonly #shed: (reply: FastifyReply, reason: QueueShedReason) => void
+  readonly #report: (state: AdmissionState) => void
+  /** Running renders, in start order, with their start time. */
+  readonly #running = new Map<ServerResponse, number>()
+  #queue: Waiting[] = []
+  #head = 0
+  #timer: NodeJS.Timeout | undefined
+  #pollElu: EventLoopUtilization | undefined
+  #reported: AdmissionState = 'normal'
+  readonly #onClose: (this: ServerResponse) => void
+
+  constructor (controller: AdmissionController, maxQueueTime: number, shed: (reply: FastifyReply, reason: QueueShedReason) => void, report: (state: AdmissionState) => void = () => {}) {
+    this.#controller = controller
+    this.#maxQueueTime = maxQueueTime
+    this.#shed = shed
+    this.#report = report
+    // One listener function for every response: the hot path allocates no closure. Its
+    // `this` is the response, so the queue is reached through an alias.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const self = this
+    this.#onClose = function (this: ServerResponse) {
+      const startedAt = self.#running.get(this)
+      if (startedAt === undefined) return
+      self.#running.delete(this)
+      const now = performance.now()
+      self.#controller.finished(now, now - startedAt)
+      self.#next(now, false)
+    }
+  }
+
+  get running (): number { return this.#running.size }
+  get queued (): number { return this.#queue.length - this.#head }
+  /** Whether the controller sees clients retrying into their 503s. */
+  get storm (): boolean { return this.#controller.storm }
+
+  /** A render shed before it reached the queue (pressure, its wait): counted toward a retry storm. */
+  rejected (now: number): void {
+    this.#controller.rejected(now)
+    this.#controller.stateNow(this.queued)
+    this.#noteState()
+  }
+
+  /**
+   * Starts the render (calls `start`) now or when its turn comes; returns why it is shed
+   * instead, without starting it.
+   */
+  admit (reply: FastifyReply, start: Start, arrived: number, now: number): 'backlog' | 'overload' | undefined {
+    const c = this.#controller
+    const verdict = c.arrive(now, this.queued, this.#running.size, this.#capacity())
+    this.#noteState()
+    // Overloaded: the renders queued beyond the tight bound are answered now.
+    for (let cut = c.excess(this.queued); cut > 0; cut--) {
+      const w = this.#queue.pop()!
+      if (!w.reply.raw.destroyed) { c.rejected(now); this.#shed(w.reply, 'overload') }
+    }
+    if (verdict !== 'admit') return verdict
+    if (this.queued === 0 && this.#running.size < this.#capacity()) {
+      this.#start(reply, start, arrived, now)
+      return undefined
+    }
+    this.#queue.push({ reply, start, arrived })
+    this.#poll()
+    return undefined
+  }
+
+  #capacity (): number {
+    return this.#controller.state === 'shedding' && !this.#controller.storm ? 1 : MIN_RUNNING
+  }
+
+  #noteState (): void {
+    const state = this.#controller.state
+    if (state !== this.#reported) { this.#reported = state; this.#report(state) }
+  }
+
+  #start (reply: FastifyReply, start: Start, arrived: number, now: number): void {
+    const res = reply.raw
+    this.#running.set(res, now)
+    this.#controller.started(now, now - arrived)
+    res.once('close', this.#onClose)
+    start()
+  }
+
+  /** Starts queued renders while there is room; `idle`: the loop idled since the last poll. */
+  #next (now: number, idle: boolean): void {
+    while (this.#head < this.#queue.length) {
+      if (!idle && this.#running.size >= this.#capacity()) break
+      const w = this.#queue[this.#head]!
+      this.#queue[this.#head++] = undefined as unknown as Waiting
+      if (w.reply.raw.destroyed || w.reply.request.raw.socket?.destroyed !== false) continue
+      if (this.#maxQueueTime > 0 && now - w.arrived > this.#maxQueueTime) {
+        this.#controller.rejected(now)
+        this.#shed(w.reply, 'queueTime')
+        continue
+      }
+      this.#start(w.reply, w.start, w.arrived, now)
+      idle = false
+    }
+    if (this.#head === this.#queue.length) { this.#queue = []; this.#head = 0 } else if (this.#head > 1024) {
+      this.#queue = this.#queue.slice(this.#head)
+      this.#head = 0
+    }
+    if (this.queued === 0) {
+      this.#controller.stateNow(0)
+      this.#noteState()
+    }
+  }
+
+  /** While renders wait, look every few ms whether the loop has spare time for one more. */
+  #poll (): void {
+    if (this.#timer) return
+    this.#pollElu = performance.eventLoopUtilization()
+    this.#timer = setTimeout(this.#tick, POLL)
+  }
+
+  readonly #tick = (): void => {
+    this.#timer = undefined
+    const elu = performance.eventLoopUtilization()
+    const d = performance.eventLoopUtilization(elu, this.#pollElu)
+    const now = performance.now()
+    // Start order is map order: streams that run on (SSE, slow downloads) are at the front
+    // and stop counting as renders.
+    for (const [res, startedAt] of this.#running) {
+      if (now - startedAt < LONG_LIVED) break
+      this.#running.delete(res)
+      this.#controller.finished(now, Infinity)
+    }
+    this.#next(now, d.idle >= IDLE_TO_START * (d.idle + d.active))
+    if (this.queued > 0) this.#poll()
+  }
+}

@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest'
+import { AdmissionController } from '../../src/admission/controller.ts'
+import { percentile, SimWorker, steady } from './simulator.ts'
+
+// Renders of 5 ms of CPU: a thread serves 200 a second.
+const S = 5
+const CAPACITY = 1000 / S
+
+describe('admission controller (fake clock)', () => {
+  it('steady load at 0.8x capacity: nothing is shed, the thread never leaves normal and queueing', () => {
+    const w = new SimWorker(S)
+    w.run(5000, steady(0.8 * CAPACITY))
+    expect(w.shed()).toHaveLength(0)
+    expect(w.served().length).toBeGreaterThan(0.8 * CAPACITY * 4.9)
+    expect(w.visited().every((s) => s === 'normal' || s === 'queueing')).toBe(true)
+  })
+
+  it('a burst that drains within the budget is queued, not shed, and the thread is normal again after', () => {
+    const w = new SimWorker(S)
+    w.run(2000, steady(0.3 * CAPACITY)) // warm: the drain rate is known
+    let burst = true
+    // 150 renders at once: 750 ms of work, within the 1000 ms budget.
+    w.run(2000, () => { if (!burst) return 0; burst = false; return 150 })
+    w.controller.stateNow(0)
+    expect(w.shed()).toHaveLength(0)
+    expect(w.visited()).toContain('queueing')
+    expect(w.controller.state).toBe('normal')
+    // A rate-limited client's burst each second at half capacity, as autocannon -R sends it.
+    const b = new SimWorker(S)
+    b.run(1000, steady(0.3 * CAPACITY))
+    b.run(6000, (t) => (Math.abs(t % 1000) < 0.05 ? CAPACITY / 2 : 0))
+    expect(b.shed()).toHaveLength(0)
+    expect(b.visited()).not.toContain('shedding')
+  })
+
+  it('a burst beyond the budget: the renders that would wait past it are shed with backlog, the rest served within it', () => {
+    const w = new SimWorker(S)
+    w.run(1000, steady(0.3 * CAPACITY))
+    const from = w.now
+    let burst = true
+    w.run(4000, () => { if (!burst) return 0; burst = false; return 400 }) // 2 s of work
+    const shed = w.shed(from)
+    expect(shed.length).toBeGreaterThan(150)
+    expect(shed.every((o) => o.verdict === 'backlog')).toBe(true)
+    const waits = w.served(from).map((o) => o.decidedAt! - o.arrived)
+    expect(Math.max(...waits)).toBeLessThan(1100)
+  })
+
+  it('slow renders: a lone render slower than the budget is never shed, and one may always wait', () => {
+    const w = new SimWorker(1500)
+    w.arrive()
+    w.run(20_000, (t) => (Math.abs(t % 4000 - 2000) < 0.05 ? 1 : 0))
+    expect(w.shed()).toHaveLength(0)
+    expect(w.served().length).toBeGreaterThan(5)
+  })
+
+  it('sustained 3x overload: shedding within 400 ms, goodput near capacity, served renders fast, 503s at once', () => {
+    const w = new SimWorker(S)
+    w.run(2000, steady(0.5 * CAPACITY))
+    const onset = w.now
+    w.run(10_000, steady(3 * CAPACITY))
+    const entered = w.states.find((s) => s.state === 'shedding')
+    expect(entered).toBeDefined()
+    expect(entered!.at - onset).toBeLessThan(400)
+    const settled = onset + 1500
+    const served = w.served(settled, w.now - 100)
+    // Goodput: at least 95 % of what the thread can do.
+    expect(served.length).toBeGreaterThan(0.95 * CAPACITY * (w.now - 100 - settled) / 1000)
+    // Served renders: wait within target plus a render or two; unloaded latency is S.
+    const latency = served.map((o) => o.endedAt! - o.arrived)
+    expect(percentile(latency, 0.99)).toBeLessThan(3 * S)
+    const shed = w.shed(settled)
+    expect(shed.length).toBeGreaterThan(served.length)
+    expect(shed.every((o) => o.decidedAt === o.arrived)).toBe(true)
+    expect(w.controller.storm).toBe(false)
+  })
+
+  it('an immediate-retry storm: the bound returns to the budget, throughput stays at capacity', () => {
+    const w = new SimWorker(S)
+    w.run(1000, steady(0.3 * CAPACITY))
+    // 100 clients that ask again the moment any answer arrives; a held 503 comes 250 ms later.
+    const clients = 100
+    w.onAnswer = (o) => {
+      const hold = o.verdict !== 'served' && w.controller.storm ? 250 : 0
+      pending.push(w.now + hold)
+    }
+    const pending: number[] = Array.from({ length: clients }, () => w.now)
+    const from = w.now
+    w.run(8000, (t) => {
+      let n = 0
+      for (let i = pending.length - 1; i >= 0; i--) if (pending[i]! <= t) { pending.splice(i, 1); n++ }
+      return n
+    })
+    expect(w.controller.storm).toBe(true)
+    expect(w.visited()).toContain('shedding')
+    const last = w.now - 2000
+    expect(w.served(last).length).toBeGreaterThan(0.97 * CAPACITY * 2 * 0.98)
+    // With the storm seen, rejections fall to what the held retries bring.
+    expect(w.shed(last).length).toBeLessThan(clients * 2 * 1000 / 250)
+    expect(w.busyMs / (w.now - from)).toBeGreaterThan(0.97)
+  })
+
+  it('recovery: after the overload ends the thread passes through recovering to normal and sheds nothing more', () => {
+    const w = new SimWorker(S)
+    w.run(1000, steady(0.5 * CAPACITY))
+    w.run(3000, steady(2 * CAPACITY))
+    expect(w.controller.state === 'shedding' || w.controller.state === 'recovering').toBe(true)
+    const calm = w.now
+    w.run(4000, steady(0.5 * CAPACITY))
+    expect(w.visited()).toEqual(expect.arrayContaining(['shedding', 'normal']))
+    expect(w.shed(calm + 1200)).toHaveLength(0)
+    expect(w.controller.state === 'normal' || w.controller.state === 'queueing').toBe(true)
+    expect(w.controller.storm).toBe(false)
+  })
+
+  it('one hot worker: of two workers sharing 1.3x one worker\'s capacity unevenly, only the hot one sheds', () => {
+    const hot = new SimWorker(S)
+    const cool = new SimWorker(S)
+    const warm = steady(0.3 * CAPACITY)
+    const rateHot = steady(1.0 * CAPACITY * 1.2)
+    const rateCool = steady(0.3 * CAPACITY * 1)
+    hot.run(1000, warm)
+    cool.run(1000, steady(0.3 * CAPACITY))
+    hot.run(5000, rateHot)
+    cool.run(5000, rateCool)
+    expect(hot.shed().length).toBeGreaterThan(0)
+    expect(hot.visited()).toContain('shedding')
+    expect(cool.shed()).toHaveLength(0)
+    expect(cool.visited()).not.toContain('shedding')
+  })
+
+  it('has its parameters checked', () => {
+    expect(() => new AdmissionController({ budget: 0, target: 0 })).toThrow('budget')
+    expect(() => new AdmissionController({ budget: 100, target: 100 })).toThrow('target')
+    const c = new AdmissionController({ budget: 100, target: 0 })
+    expect(c.arrive(0, 0, 0, 2)).toBe('admit')
+    expect(c.state).toBe('normal')
+  })
+})
