@@ -9,7 +9,7 @@ import type { ResolvedOptions } from './options.ts'
 import {
   PHASE_STARTING, STATUS_BYTES, STATUS_HEARTBEAT, STATUS_INFLIGHT, STATUS_PHASE, STATUS_PRESSURE, STATUS_REQUESTS, STATUS_SHED_FIRST,
   STATUS_ADMISSION, STATUS_HANDED_OFF, STATUS_HANDOFF,
-  deserializeError, type MetricSnapshot, type SupervisorMessage, type WorkerData, type WorkerMessage,
+  deserializeError, type MetricSnapshot, type SupervisorMessage, type WorkerData, type WarmupReport, type WorkerMessage,
 } from './protocol.ts'
 
 const WORKER_ENTRY = new URL('./worker.js', import.meta.url)
@@ -57,6 +57,8 @@ export class ManagedWorker extends EventEmitter {
       shared: opts.shared,
       shedding: opts.shedding,
       metrics: opts.metrics,
+      // The first workers start with nobody serving yet: warming them would only delay that.
+      warmup: generation > 1 ? opts.warmup : false,
     }
     // A V8 switch, not a resource limit: it is process-wide, and a new isolate reads it when its
     // heap is set up, so it is set before each worker starts.
@@ -96,6 +98,9 @@ export class ManagedWorker extends EventEmitter {
   get elu (): number { return this.#elu }
   get heap (): { used: number, limit: number } | undefined { return this.#heap }
 
+  /** What the worker's warm-up did before it listened (a worker that replaced another). */
+  warmup: WarmupReport | undefined
+
   /** Resolves with the bound port once the worker listens; rejects with the app's error. */
   async listening (timeout: number): Promise<number> {
     const ac = new AbortController()
@@ -103,7 +108,7 @@ export class ManagedWorker extends EventEmitter {
     try {
       return await new Promise<number>((resolve, reject) => {
         const onMessage = (msg: WorkerMessage): void => {
-          if (msg.type === 'listening') { this.port = msg.port; resolve(msg.port) }
+          if (msg.type === 'listening') { this.port = msg.port; this.warmup = msg.warmup; resolve(msg.port) }
           if (msg.type === 'start-failed') {
             const cause = deserializeError(msg.error)
             reject(new SPINDLE_RUNTIME_WORKER_START_FAILED(this.id, cause.message, { cause }))

@@ -91,11 +91,35 @@ export interface ServeOptions {
    */
   metrics?: boolean
   /**
+   * A worker started to replace another (rolling restart, crash, heap limit, stall) first
+   * sends `requests` requests through the app for each of `paths`, one after another, until
+   * done or `timeout` ms passed, and only then listens: its JIT and the framework's caches
+   * are warm when traffic comes, and the old worker serves meanwhile. The requests carry
+   * `x-spindle-warmup: 1` and `cache-control: no-cache`; their answers are discarded. false
+   * turns it off. Default `{ paths: ['/'], requests: 20, timeout: 5000 }`.
+   */
+  warmup?: WarmupOptions | false
+  /**
    * The fleet cache (docs/fleet.md): `url` of a Redis/Valkey server shared by every process
    * of the app, behind the shared-memory cache; the other keys are @spindle/cache fleet
    * options. Default: the SPINDLE_CACHE_URL environment variable; with neither, no fleet tier.
    */
   cache?: { url?: string, [option: string]: unknown }
+}
+
+export interface WarmupOptions {
+  /** Paths to request (GET), each starting with '/'. Default ['/']. */
+  paths?: string[]
+  /** Requests per path. Default 20. */
+  requests?: number
+  /** Longest time the warm-up may take, in ms. Default 5000. */
+  timeout?: number
+}
+
+export interface ResolvedWarmup {
+  readonly paths: readonly string[]
+  readonly requests: number
+  readonly timeout: number
 }
 
 export interface ResolvedOptions {
@@ -127,6 +151,7 @@ export interface ResolvedOptions {
   readonly logger: SupervisorLogger
   readonly shedding: ResolvedSheddingOptions | false
   readonly metrics: boolean
+  readonly warmup: ResolvedWarmup | false
   /** The fleet cache: its URL, where the URL came from (for messages) and its other options; undefined without one. */
   readonly cache: Readonly<{ url: string, source: string, options: Readonly<Record<string, unknown>> }> | undefined
 }
@@ -141,7 +166,7 @@ const KNOWN = new Set([
   'app', 'appOptions', 'workers', 'port', 'host', 'controlPort', 'controlHost', 'shutdownTimeout',
   'startTimeout', 'heartbeatTimeout', 'stallTimeout', 'heapLimitRatio', 'maxHeapMb', 'youngGenerationMb', 'memoryReducer', 'balanceConnections', 'minReadyWorkers',
   'restartDelay', 'maxRestartDelay', 'handleSignals', 'exitOnShutdown', 'cwd', 'env', 'shared',
-  'controlRoutes', 'mode', 'logger', 'shedding', 'metrics', 'cache',
+  'controlRoutes', 'mode', 'logger', 'shedding', 'metrics', 'warmup', 'cache',
 ])
 
 function positiveInt (name: string, value: unknown, fallback: number): number {
@@ -182,6 +207,21 @@ function resolveCache (input: unknown): ResolvedOptions['cache'] {
   if (typeof url === 'string') return Object.freeze({ url, source: 'cache.url', options: Object.freeze(options) })
   if (env !== undefined && env !== '') return Object.freeze({ url: env, source: 'SPINDLE_CACHE_URL', options: Object.freeze(options) })
   return undefined
+}
+
+function resolveWarmup (input: WarmupOptions | false | undefined): ResolvedWarmup | false {
+  if (input === false) return false
+  const opts = plainObject('warmup', input)
+  for (const key of Object.keys(opts)) {
+    if (!['paths', 'requests', 'timeout'].includes(key)) fail(`unknown option ${JSON.stringify('warmup.' + key)}`)
+  }
+  const paths = opts.paths ?? ['/']
+  if (!Array.isArray(paths) || !paths.every((p) => typeof p === 'string' && p.startsWith('/'))) {
+    fail(`warmup.paths must be an array of paths starting with '/', got ${show(paths)}`)
+  }
+  const requests = opts.requests ?? 20
+  if (typeof requests !== 'number' || !Number.isInteger(requests) || requests < 0) fail(`warmup.requests must be a whole number from 0, got ${show(requests)}`)
+  return Object.freeze({ paths: Object.freeze([...paths]), requests, timeout: duration('warmup.timeout', opts.timeout, 5000) })
 }
 
 function plainObject (name: string, value: unknown): Record<string, unknown> {
@@ -303,6 +343,7 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
     logger,
     shedding: input.shedding === false ? false : resolveSheddingOptions(input.shedding, 'shedding.'),
     metrics: input.metrics ?? true,
+    warmup: resolveWarmup(input.warmup),
     cache: resolveCache(input.cache),
   })
 }

@@ -44,7 +44,12 @@ export interface WorkerData {
   readonly shedding: ResolvedSheddingOptions | false
   /** Whether the worker keeps request metrics (the supervisor asks for them with 'metrics'). */
   readonly metrics: boolean
+  /** Requests to send through the app before listening (a worker that replaces another); false: none. */
+  readonly warmup: { readonly paths: readonly string[], readonly requests: number, readonly timeout: number } | false
 }
+
+/** What a worker's warm-up did: requests sent, how many answered 5xx or failed, and how long it took. */
+export interface WarmupReport { requests: number, failed: number, ms: number }
 
 /** One metric with its values as prom-client's `getMetricsAsJSON()` gives it: plain, cloneable data. */
 export interface MetricSnapshot {
@@ -63,7 +68,7 @@ export interface SerializedError {
 }
 
 export type WorkerMessage =
-  | { type: 'listening', port: number, address: string }
+  | { type: 'listening', port: number, address: string, warmup?: WarmupReport }
   | { type: 'start-failed', error: SerializedError }
   | { type: 'drained', unfinished: number }
   | { type: 'unhandled-rejection', error: SerializedError }

@@ -163,7 +163,7 @@ export class Supervisor extends EventEmitter {
     slot.restarts++
     try {
       await worker.listening(this.#opts.startTimeout)
-      this.#opts.logger.info({ worker: slot.id, generation: worker.generation }, 'worker restarted')
+      this.#opts.logger.info({ worker: slot.id, generation: worker.generation, warmup: worker.warmup }, 'worker restarted')
       this.emit('worker-restarted', { id: slot.id })
     } catch (err) {
       this.#opts.logger.error({ worker: slot.id, err: (err as Error).message }, 'restarted worker failed to start')
@@ -243,6 +243,7 @@ export class Supervisor extends EventEmitter {
       }
       return
     }
+    if (next.warmup) this.#opts.logger.info({ worker: id, ...next.warmup }, 'replacement warmed up before taking traffic')
     slot.worker = next
     slot.restarts++
     slot.verdict = 'healthy'

@@ -7,6 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { loadApp } from './app-loader.ts'
 import { guardPublicPort, withPortDefaults } from './public-port.ts'
+import { warmUp } from './warmup.ts'
 import { registerWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.ts'
 import { kArrivedAt, kWorkerStatus, loadShedding } from './load-shedding.ts'
 import {
@@ -70,13 +71,14 @@ async function start (): Promise<void> {
   // After shedding, so its preHandler sees only admitted requests; before the app, so it sees all of them.
   if (data.metrics) metrics = registerWorkerMetrics(app)
   await app.register(plugin, data.appOptions)
+  const warmup = data.warmup ? await warmUp(app, data.warmup) : undefined
   // reusePort goes straight to net.Server#listen; Fastify's types do not list it yet.
   const listenOptions = { host: data.host, port: data.port, reusePort: true }
   await app.listen(listenOptions)
   const address = app.server.address()
   const boundPort = typeof address === 'object' && address ? address.port : data.port
   Atomics.store(status, STATUS_PHASE, PHASE_LISTENING)
-  send({ type: 'listening', port: boundPort, address: data.host })
+  send({ type: 'listening', port: boundPort, address: data.host, ...(warmup ? { warmup } : {}) })
 }
 
 async function drain (timeout: number): Promise<void> {

@@ -1,0 +1,35 @@
+// A worker that replaces another warms up before it listens: a few requests through the
+// whole app (hooks, routing, the framework's render) compile the hot paths and fill the
+// framework's own caches, so the first users it serves are not the ones who pay for that.
+// In-process (light-my-request through Fastify's inject): no socket, no port, nothing counted
+// as traffic by the worker's status block.
+import type { FastifyInstance } from 'fastify'
+import type { WarmupReport, WorkerData } from './protocol.ts'
+
+type Warmup = Exclude<WorkerData['warmup'], false>
+
+/** Sends the warm-up requests one after another; never throws (a failing page is the app's business). */
+export async function warmUp (app: FastifyInstance, warmup: Warmup): Promise<WarmupReport> {
+  const started = performance.now()
+  const deadline = started + warmup.timeout
+  let requests = 0
+  let failed = 0
+  await app.ready()
+  outer: for (let i = 0; i < warmup.requests; i++) {
+    for (const url of warmup.paths) {
+      if (performance.now() >= deadline) break outer
+      requests++
+      try {
+        const res = await app.inject({
+          method: 'GET',
+          url,
+          headers: { 'x-spindle-warmup': '1', 'cache-control': 'no-cache', 'user-agent': 'spindle-warmup' },
+        })
+        if (res.statusCode >= 500) failed++
+      } catch {
+        failed++
+      }
+    }
+  }
+  return { requests, failed, ms: Math.round(performance.now() - started) }
+}
