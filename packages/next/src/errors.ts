@@ -8,3 +8,8 @@ export const SPINDLE_NEXT_NO_BUILD = createError(
 )
 
 export const SPINDLE_NEXT_PREPARE_FAILED = createError('SPINDLE_NEXT_PREPARE_FAILED', 'Next.js failed to start for %s: %s')
+
+export const SPINDLE_NEXT_STANDALONE_NO_STATIC = createError(
+  'SPINDLE_NEXT_STANDALONE_NO_STATIC',
+  'The standalone build in %s has no .next/static: "next build" does not copy it there. Copy the app\'s .next/static into it (and public/ next to .next), as for Next\'s own server.js',
+)

@@ -13,6 +13,7 @@ declare module 'fastify' {
   }
 }
 import { resolveNextOptions, type NextAdapterOptions } from './options.ts'
+import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
 
 type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
 interface NextServer {
@@ -38,11 +39,13 @@ function loadNext (dir: string): (opts: { dir: string, dev: boolean, quiet: bool
 
 async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): Promise<void> {
   const opts = resolveNextOptions(options)
+  // `output: 'standalone'`: `dir` may be the standalone tree itself, which has no next.config.
+  const standalone = opts.dev ? undefined : readStandaloneConfig(opts.dir)
   // With httpServer, Next listens for upgrades (the dev server's HMR websocket) on Fastify's
   // own server once it has handled a request; a second listener here would answer them twice.
   const app = loadNext(opts.dir)({ dir: opts.dir, dev: opts.dev, quiet: opts.quiet, customServer: true, httpServer: fastify.server })
   try {
-    await app.prepare()
+    await withStandaloneConfig(standalone, () => app.prepare())
   } catch (err) {
     throw new SPINDLE_NEXT_PREPARE_FAILED(opts.dir, (err as Error).message, { cause: err })
   }
