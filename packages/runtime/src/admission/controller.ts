@@ -9,7 +9,8 @@
 // - queueing: renders wait. An arrival is let in while its predicted wait fits the `budget`:
 //   a burst that drains within the budget is queued, never shed.
 // - shedding: more work arrives than the thread can do: in each half of the last quarter of
-//   the budget, more renders arrived than ended (CoDel's idea of a standing queue, judged on
+//   the budget, the renders that arrived beyond those that ended brought more than a tenth
+//   of the half's length in work (CoDel's idea of a standing queue, judged on
 //   the flow rather than on the queue: a clump that arrives at once fills one half only, and
 //   drains in the other). Waiting would only grow, so the queue is held to `target` ms: what
 //   is served is served soon, the rest gets a fast 503.
@@ -44,7 +45,11 @@ const NEW_WEIGHT = 0.2
 /** Slots of the flow window, a quarter of the budget long: two halves of HALF slots. */
 const HALF = 4
 const SLOTS = 2 * HALF
-/** Overloaded: in both halves, arrivals pass the renders that ended by this share (and MIN_ARRIVALS). */
+/**
+ * Overloaded: in both halves, the renders that arrived beyond those that ended add more work
+ * (x the drain time) than this share of the half's length: the queue grows by more than a
+ * tenth of the time passing, not by the odd render a steady load leaves at a slot's edge.
+ */
 const MARGIN = 0.1
 const MIN_ARRIVALS = 4
 /**
@@ -153,6 +158,7 @@ export class AdmissionController {
 
   #judge (now: number, queued: number): void {
     const id = Math.floor(now / this.#slotMs)
+    const halfMs = HALF * this.#slotMs
     let overloaded = this.#drain > 0
     let ends = 0
     let rejects = 0
@@ -167,7 +173,7 @@ export class AdmissionController {
         rejects += this.#rejects[i]!
       }
       ends += e
-      if (a < MIN_ARRIVALS || a <= (1 + MARGIN) * e) overloaded = false
+      if (a < MIN_ARRIVALS || (a - e) * this.#drain <= MARGIN * halfMs) overloaded = false
     }
     if (rejects >= STORM_MIN && rejects >= STORM_RATIO * Math.max(1, ends)) this.#storm = true
     else if (rejects === 0 && queued === 0) this.#storm = false

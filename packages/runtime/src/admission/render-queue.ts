@@ -93,7 +93,8 @@ export class RenderQueue {
   }
 
   #capacity (): number {
-    return this.#controller.state === 'shedding' && !this.#controller.storm ? 1 : MIN_RUNNING
+    const c = this.#controller
+    return (c.state === 'shedding' || c.state === 'recovering') && !c.storm ? 1 : MIN_RUNNING
   }
 
   #noteState (): void {

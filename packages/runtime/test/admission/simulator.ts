@@ -32,7 +32,8 @@ export class SimWorker {
   }
 
   #capacity (): number {
-    return this.controller.state === 'shedding' && !this.controller.storm ? 1 : 2
+    const c = this.controller
+    return (c.state === 'shedding' || c.state === 'recovering') && !c.storm ? 1 : 2
   }
 
   arrive (): Outcome {
