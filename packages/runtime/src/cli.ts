@@ -13,7 +13,14 @@ const HELP = `spindle ${VERSION}: run a Fastify app on every core
 
 Usage
   spindle start [app] [options]
+  spindle dev [app] [options]
   spindle --help | --version
+
+Commands
+  start   run the app on every core, for production
+  dev     run it for development: NODE_ENV=development, 1 worker, no load shedding,
+          host 127.0.0.1 and no control server unless given. The app picks its dev mode
+          from NODE_ENV: nextAdapter { dev: true }, reactRouterAdapter { dev: true } (Vite, HMR)
 
 app
   A module whose default export is a Fastify plugin; an optional \`options\` export
@@ -92,10 +99,14 @@ async function main (argv: string[]): Promise<void> {
   if (values.version) { process.stdout.write(VERSION + '\n'); return }
   const [command, appArg, ...extra] = positionals
   if (command === undefined) { process.stdout.write(HELP + '\n'); return }
-  if (command !== 'start') usage(`unknown command ${JSON.stringify(command)}`)
+  if (command !== 'start' && command !== 'dev') usage(`unknown command ${JSON.stringify(command)}`)
   if (extra.length > 0) usage(`unexpected arguments: ${extra.join(' ')}`)
 
   checkPlatform()
+  const dev = command === 'dev'
+  // Set before the workers start: each gets a copy of the environment, and the app's own
+  // modules (and the frameworks) read it to pick their development mode.
+  if (dev) process.env.NODE_ENV = 'development'
   const cwd = process.cwd()
   const configFile = values.config ? resolve(cwd, values.config) : findConfigFile(cwd)
   if (values.config && !existsSync(configFile!)) usage(`--config: no such file ${configFile}`)
@@ -112,6 +123,9 @@ async function main (argv: string[]): Promise<void> {
   const logger = config.logger ?? createConsoleLogger()
   const options = {
     ...config,
+    // One worker holds one dev server (its compiler, watcher and HMR clients); a compile
+    // must not be shed; the dev server exposes source files, so only this machine sees it.
+    ...(dev ? { workers: 1, shedding: false as const, host: '127.0.0.1', controlPort: false as const } : {}),
     app,
     logger,
     ...defined({
