@@ -17,3 +17,8 @@ export const SPINDLE_REACT_ROUTER_BAD_REQUEST = createError(
   'Bad request: %s',
   400,
 )
+
+export const SPINDLE_REACT_ROUTER_VITE_FAILED = createError(
+  'SPINDLE_REACT_ROUTER_VITE_FAILED',
+  'dev: true could not start Vite for the app in %s: %s',
+)

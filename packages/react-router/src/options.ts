@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { RouterContextProvider, ServerBuild } from 'react-router'
@@ -6,9 +6,7 @@ import { SPINDLE_REACT_ROUTER_BUILD_NOT_FOUND, SPINDLE_REACT_ROUTER_INVALID_OPTI
 
 export type BuildOption = string | ServerBuild | (() => ServerBuild | Promise<ServerBuild>)
 
-export interface ReactRouterAdapterOptions {
-  /** Path of build/server/index.js, a ServerBuild, or a function returning one. */
-  build: BuildOption
+interface CommonOptions {
   /** Returns the RouterContextProvider loaders and actions receive as `context`. */
   getLoadContext?: (request: FastifyRequest, reply: FastifyReply) => RouterContextProvider | Promise<RouterContextProvider>
   /** 'production' or 'development'. Default: NODE_ENV === 'development' ? 'development' : 'production'. */
@@ -19,15 +17,36 @@ export interface ReactRouterAdapterOptions {
   staticMaxAge?: number
 }
 
+/** Serves a production build. */
+export interface BuildAdapterOptions extends CommonOptions {
+  /** Path of build/server/index.js, a ServerBuild, or a function returning one. */
+  build: BuildOption
+  dev?: false
+  root?: never
+}
+
+/** Serves the app's source through Vite's dev server, with HMR (no build needed). */
+export interface DevAdapterOptions extends CommonOptions {
+  dev: true
+  /** Folder of the app (where vite.config and react-router.config live). Default: process.cwd(). */
+  root?: string
+  build?: never
+}
+
+export type ReactRouterAdapterOptions = BuildAdapterOptions | DevAdapterOptions
+
 export interface ResolvedOptions {
-  readonly build: BuildOption
+  /** Undefined in dev mode, where Vite serves the build. */
+  readonly build: BuildOption | undefined
+  /** The app's folder for Vite, in dev mode only. */
+  readonly devRoot: string | undefined
   readonly getLoadContext: ReactRouterAdapterOptions['getLoadContext']
   readonly mode: 'production' | 'development'
   readonly clientDir: string | undefined
   readonly staticMaxAge: number
 }
 
-const KNOWN = new Set(['build', 'getLoadContext', 'mode', 'clientDir', 'staticMaxAge'])
+const KNOWN = new Set(['build', 'getLoadContext', 'mode', 'clientDir', 'staticMaxAge', 'dev', 'root'])
 
 function fail (message: string): never {
   throw new SPINDLE_REACT_ROUTER_INVALID_OPTION(message)
@@ -36,6 +55,9 @@ function fail (message: string): never {
 export function resolveAdapterOptions (input: ReactRouterAdapterOptions): ResolvedOptions {
   if (typeof input !== 'object' || input === null) fail('options must be an object with a `build`')
   for (const key of Object.keys(input)) if (!KNOWN.has(key)) fail(`unknown option ${JSON.stringify(key)}`)
+  if (input.dev !== undefined && typeof input.dev !== 'boolean') fail(`dev must be a boolean, got ${JSON.stringify(input.dev)}`)
+  if (input.dev) return resolveDevOptions(input)
+  if (input.root !== undefined) fail('root is the app folder for dev: true; a production build is given as `build`')
   let build = input.build
   let clientDir: string | undefined
   if (typeof build === 'string') {
@@ -57,15 +79,41 @@ export function resolveAdapterOptions (input: ReactRouterAdapterOptions): Resolv
     if (typeof input.clientDir !== 'string' || input.clientDir.length === 0) fail(`clientDir must be a folder path or false, got ${JSON.stringify(input.clientDir)}`)
     clientDir = resolve(input.clientDir)
   }
-  const staticMaxAge = input.staticMaxAge ?? 3600
-  if (typeof staticMaxAge !== 'number' || !Number.isInteger(staticMaxAge) || staticMaxAge < 0) {
-    fail(`staticMaxAge must be a whole number of seconds, got ${JSON.stringify(staticMaxAge)}`)
-  }
   return Object.freeze({
     build,
+    devRoot: undefined,
     getLoadContext: input.getLoadContext,
     mode: input.mode ?? (process.env.NODE_ENV === 'development' ? 'development' : 'production'),
     clientDir: clientDir && existsSync(clientDir) ? clientDir : undefined,
-    staticMaxAge,
+    staticMaxAge: checkStaticMaxAge(input.staticMaxAge),
+  })
+}
+
+function checkStaticMaxAge (value: number | undefined): number {
+  const staticMaxAge = value ?? 3600
+  if (typeof staticMaxAge !== 'number' || !Number.isInteger(staticMaxAge) || staticMaxAge < 0) {
+    fail(`staticMaxAge must be a whole number of seconds, got ${JSON.stringify(staticMaxAge)}`)
+  }
+  return staticMaxAge
+}
+
+/** dev: true. Vite serves the server build, the modules and public/; there is no build to check. */
+function resolveDevOptions (input: DevAdapterOptions): ResolvedOptions {
+  if (input.build !== undefined) fail('build and dev: true exclude each other: in dev mode Vite builds the app from `root`')
+  if (input.clientDir !== undefined) fail('clientDir is for a production build: in dev mode Vite serves the client files')
+  if (input.mode !== undefined && input.mode !== 'development') fail(`mode must be 'development' (or left out) with dev: true, got ${JSON.stringify(input.mode)}`)
+  if (input.root !== undefined && (typeof input.root !== 'string' || input.root.length === 0)) fail(`root must be the path of the app folder, got ${JSON.stringify(input.root)}`)
+  const root = resolve(input.root ?? '.')
+  if (!existsSync(root) || !statSync(root).isDirectory()) fail(`root must be an existing folder, got ${JSON.stringify(root)}`)
+  if (input.getLoadContext !== undefined && typeof input.getLoadContext !== 'function') {
+    fail(`getLoadContext must be a function, got ${typeof input.getLoadContext}`)
+  }
+  return Object.freeze({
+    build: undefined,
+    devRoot: root,
+    getLoadContext: input.getLoadContext,
+    mode: 'development',
+    clientDir: undefined,
+    staticMaxAge: checkStaticMaxAge(input.staticMaxAge),
   })
 }

@@ -1,17 +1,19 @@
 import { pathToFileURL } from 'node:url'
+import middie from '@fastify/middie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { createRequestHandler, type ServerBuild } from 'react-router'
 import { SPINDLE_REACT_ROUTER_BUILD_INVALID } from './errors.ts'
-import { resolveAdapterOptions, type ReactRouterAdapterOptions } from './options.ts'
+import { resolveAdapterOptions, type BuildOption, type ReactRouterAdapterOptions } from './options.ts'
 import { serveClientFile } from './static-files.ts'
+import { startViteDev, type ViteDev } from './vite-dev.ts'
 import { sendWebResponse, toWebRequest } from './web-request.ts'
 
 // OPTIONS is left out on purpose: a CORS plugin answers preflights, and two OPTIONS
 // catch-alls would clash.
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
 
-async function loadBuild (build: ReactRouterAdapterOptions['build']): Promise<ServerBuild> {
+async function loadBuild (build: BuildOption): Promise<ServerBuild> {
   const value = typeof build === 'string'
     ? await import(pathToFileURL(build).href) as ServerBuild
     : typeof build === 'function' ? await build() : build
@@ -24,9 +26,17 @@ async function loadBuild (build: ReactRouterAdapterOptions['build']): Promise<Se
 
 async function plugin (fastify: FastifyInstance, options: ReactRouterAdapterOptions): Promise<void> {
   const opts = resolveAdapterOptions(options)
-  // The build is imported once, at registration; a function build is called once too.
-  const build = await loadBuild(opts.build)
-  const handle = createRequestHandler(build, opts.mode)
+  let vite: ViteDev | undefined
+  let handle: ReturnType<typeof createRequestHandler>
+  if (opts.devRoot !== undefined) {
+    vite = await startViteDev(opts.devRoot, fastify.server)
+    fastify.addHook('onClose', async () => { await vite!.close() })
+    // A function build is loaded again for every request: each one sees the latest edits.
+    handle = createRequestHandler(vite.loadBuild, 'development')
+  } else {
+    // The build is imported once, at registration; a function build is called once too.
+    handle = createRequestHandler(await loadBuild(opts.build!), opts.mode)
+  }
 
   const render = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (opts.clientDir && (request.method === 'GET' || request.method === 'HEAD')) {
@@ -43,6 +53,13 @@ async function plugin (fastify: FastifyInstance, options: ReactRouterAdapterOpti
   await fastify.register(async function reactRouterRoutes (scope) {
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
+    if (vite) {
+      // Vite's own requests (modules, the HMR client, public/, pre-bundled dependencies) are
+      // answered by its middlewares before the route runs; the rest fall through to render.
+      // Only the framework's catch-all sees them: the user's routes stay Vite-free.
+      await scope.register(middie)
+      scope.use(vite.middlewares)
+    }
     // rawBody: the framework reads the request stream itself; @spindle/runtime's body guard
     // leaves it to the framework's own limits (docs/security.md).
     scope.route({ method: METHODS, url: '/', handler: render, config: { rawBody: true } })
@@ -52,6 +69,7 @@ async function plugin (fastify: FastifyInstance, options: ReactRouterAdapterOpti
 
 /**
  * Mounts a React Router framework-mode build in Fastify:
- * `await fastify.register(reactRouterAdapter, { build: './build/server/index.js' })`.
+ * `await fastify.register(reactRouterAdapter, { build: './build/server/index.js' })`,
+ * or the app's source through Vite's dev server with HMR: `{ dev: true, root }`.
  */
 export const reactRouterAdapter = fp(plugin, { name: '@spindle/react-router', fastify: '5.x' })

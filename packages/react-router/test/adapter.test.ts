@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readdirSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import compress from '@fastify/compress'
@@ -142,7 +143,16 @@ describe('reactRouterAdapter and the client connection', () => {
   })
 })
 
+/** An app folder whose vite.config throws: dev: true reports it with its own code. */
+function brokenViteApp (): string {
+  const dir = mkdtempSync(join(tmpdir(), 'spindle-broken-vite-'))
+  writeFileSync(join(dir, 'vite.config.mjs'), "throw new Error('a broken vite.config')\n")
+  return dir
+}
+
 describe('reactRouterAdapter options', () => {
+  const broken = brokenViteApp()
+  afterAll(() => { rmSync(broken, { recursive: true, force: true }) })
   const cases: Array<[Record<string, unknown>, string, string]> = [
     [{ build: '/no/such/build/server/index.js' }, 'SPINDLE_REACT_ROUTER_BUILD_NOT_FOUND', 'react-router build'],
     [{ build: 42 }, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', 'build must be the path of build/server/index.js'],
@@ -151,9 +161,15 @@ describe('reactRouterAdapter options', () => {
     [{ build: serverBuild, staticMaxAge: -1 }, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', 'staticMaxAge must be a whole number'],
     [{ build: serverBuild, bulid: 1 }, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', 'unknown option "bulid"'],
     [{ build: { not: 'a build' } }, 'SPINDLE_REACT_ROUTER_BUILD_INVALID', 'not a server build'],
+    [{ dev: 'yes' }, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', 'dev must be a boolean'],
+    [{ dev: true, build: serverBuild }, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', 'build and dev: true exclude each other'],
+    [{ dev: true, root: '/no/such/app' }, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', 'root must be an existing folder'],
+    [{ dev: true, mode: 'production' }, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', "mode must be 'development'"],
+    [{ build: serverBuild, root: appDir }, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', 'root is the app folder for dev: true'],
+    [{ dev: true, root: broken }, 'SPINDLE_REACT_ROUTER_VITE_FAILED', 'a broken vite.config'],
   ]
   for (const [opts, code, message] of cases) {
-    it(`refuses ${JSON.stringify(opts).replace(serverBuild, 'BUILD')}`, async () => {
+    it(`refuses ${JSON.stringify(opts).replace(serverBuild, 'BUILD').replace(appDir, 'APP').replace(/"[^"]*spindle-broken-vite[^"]*"/, 'BROKEN')}`, async () => {
       const app = Fastify()
       await expect(app.register(reactRouterAdapter, opts as never)).rejects.toMatchObject({ code, message: expect.stringContaining(message) })
       await app.close()
