@@ -41,6 +41,8 @@ describe('/metrics on the control port', () => {
     expect(sample(text, 'spindle_http_queue_delay_seconds_count')).toBe(40)
     expect(sample(text, 'spindle_workers_ready')).toBe(2)
     expect(sample(text, 'spindle_metrics_workers_unanswered')).toBe(0)
+    expect(sample(text, 'spindle_worker_admission_state{worker="1",state="normal"}')).toBe(1)
+    expect(sample(text, 'spindle_worker_admission_state{worker="1",state="shedding"}')).toBe(0)
     // prom-client's process metrics for the whole process.
     expect(text).toMatch(/^process_resident_memory_bytes \d+/m)
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m)
