@@ -15,6 +15,18 @@ interface CommonOptions {
   clientDir?: string | false
   /** max-age in seconds for client files outside assets/ (hashed assets are immutable for a year). Default 3600. */
   staticMaxAge?: number
+  /**
+   * Render pool threads: 0 renders in the thread that runs Fastify (default); N > 0 renders
+   * in N piscina threads while this thread keeps the sockets and the hooks (docs/pool-mode.md).
+   * Needs `build` as a path and no `getLoadContext`.
+   */
+  threads?: number
+  /** Renders one pool thread runs at once (loaders that await I/O overlap). Default 4. */
+  threadConcurrency?: number
+  /** ms a request may wait for a free pool slot before it is answered 503. Default 1000. */
+  maxBacklog?: number
+  /** ms a pool thread may stay fully busy before it is ended and replaced (its requests get 502); 0 = never. Default 10000. */
+  hangTimeout?: number
 }
 
 /** Serves a production build. */
@@ -44,9 +56,13 @@ export interface ResolvedOptions {
   readonly mode: 'production' | 'development'
   readonly clientDir: string | undefined
   readonly staticMaxAge: number
+  readonly threads: number
+  readonly threadConcurrency: number
+  readonly maxBacklog: number
+  readonly hangTimeout: number
 }
 
-const KNOWN = new Set(['build', 'getLoadContext', 'mode', 'clientDir', 'staticMaxAge', 'dev', 'root'])
+const KNOWN = new Set(['build', 'getLoadContext', 'mode', 'clientDir', 'staticMaxAge', 'dev', 'root', 'threads', 'threadConcurrency', 'maxBacklog', 'hangTimeout'])
 
 function fail (message: string): never {
   throw new SPINDLE_REACT_ROUTER_INVALID_OPTION(message)
@@ -79,6 +95,9 @@ export function resolveAdapterOptions (input: ReactRouterAdapterOptions): Resolv
     if (typeof input.clientDir !== 'string' || input.clientDir.length === 0) fail(`clientDir must be a folder path or false, got ${JSON.stringify(input.clientDir)}`)
     clientDir = resolve(input.clientDir)
   }
+  const threads = count(input.threads ?? 0, 'threads', 0)
+  if (threads > 0 && typeof build !== 'string') fail('threads needs build to be the path of build/server/index.js: a ServerBuild object cannot cross threads')
+  if (threads > 0 && input.getLoadContext !== undefined) fail('getLoadContext cannot be used with threads: it runs in the main thread and its value cannot cross threads')
   return Object.freeze({
     build,
     devRoot: undefined,
@@ -86,6 +105,7 @@ export function resolveAdapterOptions (input: ReactRouterAdapterOptions): Resolv
     mode: input.mode ?? (process.env.NODE_ENV === 'development' ? 'development' : 'production'),
     clientDir: clientDir && existsSync(clientDir) ? clientDir : undefined,
     staticMaxAge: checkStaticMaxAge(input.staticMaxAge),
+    ...checkPool(input, threads),
   })
 }
 
@@ -108,6 +128,7 @@ function resolveDevOptions (input: DevAdapterOptions): ResolvedOptions {
   if (input.getLoadContext !== undefined && typeof input.getLoadContext !== 'function') {
     fail(`getLoadContext must be a function, got ${typeof input.getLoadContext}`)
   }
+  if (input.threads) fail('threads is for a production build: in dev mode Vite renders in the thread that runs Fastify')
   return Object.freeze({
     build: undefined,
     devRoot: root,
@@ -115,5 +136,20 @@ function resolveDevOptions (input: DevAdapterOptions): ResolvedOptions {
     mode: 'development',
     clientDir: undefined,
     staticMaxAge: checkStaticMaxAge(input.staticMaxAge),
+    ...checkPool(input, 0),
   })
+}
+
+function checkPool (input: CommonOptions, threads: number): Pick<ResolvedOptions, 'threads' | 'threadConcurrency' | 'maxBacklog' | 'hangTimeout'> {
+  return {
+    threads,
+    threadConcurrency: count(input.threadConcurrency ?? 4, 'threadConcurrency', 1),
+    maxBacklog: count(input.maxBacklog ?? 1000, 'maxBacklog', 1),
+    hangTimeout: count(input.hangTimeout ?? 10_000, 'hangTimeout', 0),
+  }
+}
+
+function count (value: unknown, name: string, min: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) fail(`${name} must be an integer from ${min}, got ${JSON.stringify(value)}`)
+  return value
 }

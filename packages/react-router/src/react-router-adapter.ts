@@ -5,6 +5,7 @@ import fp from 'fastify-plugin'
 import { createRequestHandler, type ServerBuild } from 'react-router'
 import { SPINDLE_REACT_ROUTER_BUILD_INVALID } from './errors.ts'
 import { resolveAdapterOptions, type BuildOption, type ReactRouterAdapterOptions } from './options.ts'
+import { poolRender } from './pool-render.ts'
 import { serveClientFile } from './static-files.ts'
 import { startViteDev, type ViteDev } from './vite-dev.ts'
 import { sendWebResponse, toWebRequest } from './web-request.ts'
@@ -27,8 +28,10 @@ async function loadBuild (build: BuildOption): Promise<ServerBuild> {
 async function plugin (fastify: FastifyInstance, options: ReactRouterAdapterOptions): Promise<void> {
   const opts = resolveAdapterOptions(options)
   let vite: ViteDev | undefined
-  let handle: ReturnType<typeof createRequestHandler>
-  if (opts.devRoot !== undefined) {
+  let handle: ReturnType<typeof createRequestHandler> | undefined
+  if (opts.threads > 0) {
+    // Pool mode: the build is loaded in the pool threads, never here.
+  } else if (opts.devRoot !== undefined) {
     vite = await startViteDev(opts.devRoot, fastify.server)
     fastify.addHook('onClose', async () => { await vite!.close() })
     // A function build is loaded again for every request: each one sees the latest edits.
@@ -38,15 +41,17 @@ async function plugin (fastify: FastifyInstance, options: ReactRouterAdapterOpti
     handle = createRequestHandler(await loadBuild(opts.build!), opts.mode)
   }
 
-  const render = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  const inThread = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (opts.clientDir && (request.method === 'GET' || request.method === 'HEAD')) {
       const pathname = request.url.split('?')[0]!
       if (await serveClientFile(opts.clientDir, pathname, opts.staticMaxAge, reply, request.method === 'HEAD')) return
     }
     const context = opts.getLoadContext ? await opts.getLoadContext(request, reply) : undefined
-    const response = await handle(toWebRequest(request, reply), context)
+    const response = await handle!(toWebRequest(request, reply), context)
     await sendWebResponse(reply, response)
   }
+
+  const render = opts.threads > 0 ? await poolRender(fastify, opts) : inThread
 
   // Encapsulated so that no body parser consumes request bodies on the framework's routes,
   // while the user's own routes keep Fastify's JSON and form parsing.

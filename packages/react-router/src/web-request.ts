@@ -10,13 +10,11 @@ const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]
 const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i
 
 /**
- * The Fastify request as a Web Request. The URL is the one Fastify routed and the app's
- * hooks saw: origin from Fastify's protocol and host (which honour trustProxy), the path and
- * query exactly as received, never re-parsed from a string a client could shape. A Host
- * that is not RFC 3986 `host[:port]`, or a path a URL parser would resolve to another path
- * (dot segments, backslashes), is refused with a 400 before the app runs.
+ * The URL Fastify routed, as a URL for the app. The origin comes from Fastify's protocol and
+ * host (which honour trustProxy), the path and query exactly as received. A Host that is not
+ * RFC 3986 `host[:port]`, or a path a URL parser would resolve to another path, is a 400.
  */
-export function toWebRequest (request: FastifyRequest, reply: FastifyReply): Request {
+export function routedUrl (request: FastifyRequest): URL {
   const host = request.host
   if (!HOST.test(host)) throw new SPINDLE_REACT_ROUTER_BAD_REQUEST('invalid Host')
   const target = request.url
@@ -27,7 +25,18 @@ export function toWebRequest (request: FastifyRequest, reply: FastifyReply): Req
   // Setting pathname and search keeps them as given (a leading '//' stays a path).
   url.pathname = path
   url.search = q === -1 ? '' : target.slice(q)
+  return url
+}
 
+/**
+ * The Fastify request as a Web Request. The URL is the one Fastify routed and the app's
+ * hooks saw: origin from Fastify's protocol and host (which honour trustProxy), the path and
+ * query exactly as received, never re-parsed from a string a client could shape. A Host
+ * that is not RFC 3986 `host[:port]`, or a path a URL parser would resolve to another path
+ * (dot segments, backslashes), is refused with a 400 before the app runs.
+ */
+export function toWebRequest (request: FastifyRequest, reply: FastifyReply): Request {
+  const url = routedUrl(request)
   const headers = new Headers()
   const raw = request.raw.rawHeaders
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!)

@@ -68,6 +68,23 @@ export const SPINDLE_RUNTIME_STOPPED_DURING_START = createError(
   'Stopped by %s while the workers were starting',
 )
 
+export const SPINDLE_RUNTIME_POOL_START_FAILED = createError(
+  'SPINDLE_RUNTIME_POOL_START_FAILED',
+  'The render pool did not start: %s',
+)
+
+export const SPINDLE_RUNTIME_POOL_THREAD_FAILED = createError(
+  'SPINDLE_RUNTIME_POOL_THREAD_FAILED',
+  'The render pool thread serving this request failed: %s',
+  502,
+)
+
+export const SPINDLE_RUNTIME_POOL_OVERLOADED = createError(
+  'SPINDLE_RUNTIME_POOL_OVERLOADED',
+  'The render pool cannot start this request in time (%s)',
+  503,
+)
+
 /** Every runtime error constructor, keyed by code (used by the docs test). */
 export const errorCodes = {
   SPINDLE_RUNTIME_INVALID_OPTION,
@@ -82,4 +99,7 @@ export const errorCodes = {
   SPINDLE_RUNTIME_CLI_USAGE,
   SPINDLE_RUNTIME_CACHE_UNAVAILABLE,
   SPINDLE_RUNTIME_STOPPED_DURING_START,
+  SPINDLE_RUNTIME_POOL_START_FAILED,
+  SPINDLE_RUNTIME_POOL_THREAD_FAILED,
+  SPINDLE_RUNTIME_POOL_OVERLOADED,
 } as const

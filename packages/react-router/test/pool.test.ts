@@ -1,0 +1,235 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { existsSync } from 'node:fs'
+import { connect } from 'node:net'
+import { Readable } from 'node:stream'
+import v8 from 'node:v8'
+import vm from 'node:vm'
+import { threadId } from 'node:worker_threads'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { chromium } from 'playwright-core'
+import { request } from 'undici'
+import { httpCache } from '@spindle/cache'
+import { reactRouterAdapter } from '@spindle/react-router'
+import { buildApp, serverBuild } from './fixtures/build.ts'
+
+const BROWSER = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36' }
+const CHROMIUM = '/usr/bin/chromium'
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+// Two servers: `two` with 2 pool threads behind the hooks and the HTTP cache; `one` with a
+// single pool thread, so that /probe reads the same thread's globals as the request before.
+let two: FastifyInstance
+let one: FastifyInstance
+let twoUrl: string
+let oneUrl: string
+
+async function listen (fastify: FastifyInstance): Promise<string> {
+  await fastify.listen({ port: 0, host: '127.0.0.1' })
+  return `http://127.0.0.1:${(fastify.server.address() as { port: number }).port}`
+}
+
+beforeAll(async () => {
+  buildApp()
+  two = Fastify({ logger: false })
+  two.addHook('onRequest', async (req, reply) => {
+    if (req.headers['x-deny']) await reply.code(401).send({ denied: true })
+  })
+  two.addHook('preHandler', async (_req, reply) => { reply.header('x-pre-handler', 'main') })
+  two.addHook('onSend', async (req, _reply, payload) => {
+    if (req.url !== '/about' || !(payload instanceof Readable)) return payload
+    let html = ''
+    for await (const chunk of payload) html += String(chunk)
+    return html + '<!-- seen by onSend -->'
+  })
+  await two.register(httpCache, { storeOptions: { maxBytes: 8 * 1024 * 1024 } })
+  await two.register(reactRouterAdapter, { build: serverBuild, threads: 2 })
+  twoUrl = await listen(two)
+
+  one = Fastify({ logger: false })
+  await one.register(reactRouterAdapter, { build: serverBuild, threads: 1, hangTimeout: 1000 })
+  oneUrl = await listen(one)
+}, 240_000)
+
+afterAll(async () => {
+  await two?.close()
+  await one?.close()
+})
+
+async function get (url: string, init: Parameters<typeof request>[1] = {}) {
+  const res = await request(url, { ...init, headers: { ...BROWSER, ...(init.headers as Record<string, string>) } })
+  return { status: res.statusCode, headers: res.headers, body: await res.body.text() }
+}
+
+describe('reactRouterAdapter with threads: pages render in pool threads', () => {
+  it('renders pages, actions and resource routes on pool threads, both threads in use', async () => {
+    const page = await get(twoUrl + '/')
+    expect(page.status).toBe(200)
+    expect(page.body).toContain('hello from the loader')
+    const action = await get(twoUrl + '/form', { method: 'POST', body: 'name=grace', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    expect(action.body).toContain('form<!-- -->:<!-- -->grace')
+    const cookies = await get(twoUrl + '/cookies')
+    expect(cookies.headers['set-cookie']).toEqual(['a=1; Path=/', 'b=2; Path=/; HttpOnly'])
+    // Concurrent requests spread over both threads (least busy first); none runs here.
+    const threads = await Promise.all(Array.from({ length: 6 }, async () => JSON.parse((await get(twoUrl + '/probe')).body).thread as number))
+    expect(new Set(threads).size).toBe(2)
+    expect(threads).not.toContain(threadId)
+  })
+
+  it('streams: the first bytes arrive before the deferred part is rendered', async () => {
+    const started = Date.now()
+    const res = await request(twoUrl + '/slow', { headers: BROWSER })
+    const arrivals: Array<{ at: number, text: string }> = []
+    for await (const chunk of res.body) arrivals.push({ at: Date.now() - started, text: String(chunk) })
+    const first = arrivals.findIndex((a) => a.text.includes('waiting for deferred'))
+    const last = arrivals.findIndex((a) => a.text.includes('deferred value arrived'))
+    expect(first).toBeGreaterThanOrEqual(0)
+    expect(last).toBeGreaterThan(first)
+    // The loader resolves after 300 ms: the shell left well before.
+    expect(arrivals[last]!.at - arrivals[first]!.at).toBeGreaterThan(150)
+  })
+
+  it('runs main-thread hooks: onRequest answers without the pool, preHandler headers, onSend sees the body', async () => {
+    const denied = await get(twoUrl + '/', { headers: { 'x-deny': '1' } })
+    expect(denied.status).toBe(401)
+    const page = await get(twoUrl + '/about')
+    expect(page.headers['x-pre-handler']).toBe('main')
+    expect(page.body).toContain('about loader data')
+    expect(page.body.endsWith('<!-- seen by onSend -->')).toBe(true)
+  })
+
+  it('answers HTTP cache hits in the main thread, the route not run again', async () => {
+    const first = await get(twoUrl + '/cached')
+    const second = await get(twoUrl + '/cached')
+    expect(first.headers['x-cache']).toBe('MISS')
+    expect(second.headers['x-cache']).toBe('HIT')
+    expect(JSON.parse(second.body).id).toBe(JSON.parse(first.body).id)
+  })
+
+  it('refuses a path that does not stay as routed with 400, before any thread', async () => {
+    // Written on a raw socket: an HTTP client would resolve the dot segment itself.
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ port: (one.server.address() as { port: number }).port, host: '127.0.0.1' })
+      let data = ''
+      socket.on('data', (c: Buffer) => { data += c })
+      socket.on('end', () => { resolve(data) })
+      socket.on('error', reject)
+      socket.write('GET /about/%2e%2E/probe HTTP/1.1\r\nHost: shop.test\r\nConnection: close\r\n\r\n')
+    })
+    expect(reply).toMatch(/^HTTP\/1\.1 400/)
+  })
+})
+
+describe('reactRouterAdapter with threads: the connection', () => {
+  it('aborts the render in the pool thread when the client disconnects', async () => {
+    const ac = new AbortController()
+    const pending = request(oneUrl + '/wait', { signal: ac.signal }).catch(() => undefined)
+    await sleep(300)
+    ac.abort()
+    await pending
+    let seen: unknown = null
+    for (let i = 0; i < 50 && seen !== true; i++) {
+      await sleep(20)
+      seen = JSON.parse((await get(oneUrl + '/probe')).body).abortSeen
+    }
+    expect(seen).toBe(true)
+  })
+
+  it('holds a slow client back: the thread stops producing while the socket is full', async () => {
+    const res = await request(oneUrl + '/big')
+    await sleep(800)
+    const { produced } = JSON.parse((await get(oneUrl + '/probe')).body) as { produced: number }
+    // 64 MB would be made at once without back-pressure; socket buffers and the credit window hold a few MB.
+    expect(produced).toBeGreaterThan(0)
+    expect(produced).toBeLessThan(16 * 1024 * 1024)
+    let read = 0
+    for await (const chunk of res.body) read += (chunk as Buffer).byteLength
+    expect(read).toBe(64 * 1024 * 1024)
+  })
+
+  it('streams a 50 MB upload through an action without holding it in the main thread', async () => {
+    // Live memory of this (the main) thread, sampled after a collection: the body's chunks
+    // pass through and move to the pool thread. (process.memoryUsage().arrayBuffers counts
+    // a moved chunk here until the pool thread collects it, so it is not a measure of this thread.)
+    v8.setFlagsFromString('--expose-gc')
+    const gc = vm.runInNewContext('gc') as () => void
+    const live = () => { gc(); const m = process.memoryUsage(); return m.heapUsed + m.external }
+    const piece = Buffer.alloc(64 * 1024, 97)
+    const total = 50 * 1024 * 1024
+    async function * body () { for (let sent = 0; sent < total; sent += piece.length) yield piece }
+    const before = live()
+    let peak = 0
+    const sample = setInterval(() => { peak = Math.max(peak, live() - before) }, 250)
+    const res = await request(oneUrl + '/upload', { method: 'POST', body: Readable.from(body()), headers: { 'content-type': 'application/octet-stream' } })
+    const text = await res.body.text()
+    clearInterval(sample)
+    expect(res.statusCode).toBe(200)
+    expect(JSON.parse(text)).toEqual({ bytes: total })
+    expect(peak).toBeLessThan(10 * 1024 * 1024)
+  })
+})
+
+describe('reactRouterAdapter with threads: failures', () => {
+  it('a thread stuck in a loop is ended: its request gets 502, a new thread serves the next', async () => {
+    const stuck = await get(oneUrl + '/hang')
+    expect(stuck.status).toBe(502)
+    let status = 0
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      status = (await get(oneUrl + '/probe')).status
+      if (status !== 200) await sleep(100)
+    }
+    expect(status).toBe(200)
+  })
+
+  it('a crashing thread fails only its own requests and is replaced', async () => {
+    const crash = get(twoUrl + '/crash')
+    await sleep(10)
+    const other = get(twoUrl + '/slow')
+    expect((await crash).status).toBe(502)
+    const page = await other
+    expect(page.status).toBe(200)
+    expect(page.body).toContain('deferred value arrived')
+    const threads = new Set<number>()
+    for (let i = 0; i < 40 && threads.size < 2; i++) {
+      const all = await Promise.all([get(twoUrl + '/probe'), get(twoUrl + '/probe')])
+      for (const res of all) if (res.status === 200) threads.add(JSON.parse(res.body).thread)
+    }
+    expect(threads.size).toBe(2)
+  })
+})
+
+describe('reactRouterAdapter with threads in Chromium', () => {
+  it('hydrates and navigates client-side through the pool', async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (.ci/run does)`)
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    })
+    try {
+      const page = await browser.newPage()
+      await page.goto(twoUrl + '/')
+      await page.click('#counter')
+      await page.waitForSelector('text=clicked 1 times', { timeout: 10_000 })
+      await page.click('#to-about')
+      await page.waitForSelector('#about', { timeout: 10_000 })
+      expect(await page.textContent('#about')).toBe('about loader data')
+    } finally {
+      await browser.close()
+    }
+  })
+})
+
+describe('reactRouterAdapter threads options', () => {
+  it('refuses threads with a build object or getLoadContext, and bad counts, naming the option', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ build: { routes: {}, entry: {} }, threads: 2 }, 'threads needs build to be the path'],
+      [{ build: serverBuild, threads: 2, getLoadContext: () => undefined }, 'getLoadContext cannot be used with threads'],
+      [{ build: serverBuild, threads: -1 }, 'threads must be an integer from 0'],
+      [{ build: serverBuild, threads: 1, threadConcurrency: 0 }, 'threadConcurrency must be an integer from 1'],
+    ]
+    for (const [options, message] of cases) {
+      const fastify = Fastify()
+      await expect(fastify.register(reactRouterAdapter, options as never).ready()).rejects.toMatchObject({ code: 'SPINDLE_REACT_ROUTER_INVALID_OPTION', message: expect.stringContaining(message) })
+      await fastify.close()
+    }
+  })
+})

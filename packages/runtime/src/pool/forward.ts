@@ -1,0 +1,119 @@
+// Main thread side of one request sent to a pool thread: its MessageChannel, the request
+// body pumped out against the thread's credits, and the response streamed into Fastify's
+// reply as a Readable, so hooks (onSend, compression, the HTTP cache) see a normal reply.
+import { Readable } from 'node:stream'
+import { MessageChannel, type MessagePort } from 'node:worker_threads'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Piscina } from 'piscina'
+import { SPINDLE_RUNTIME_POOL_THREAD_FAILED } from '../errors.ts'
+import { deserializeError } from '../protocol.ts'
+import { CHUNK_BYTES, WINDOW, type FromThread, type PoolTask, type RequestHead, type ToThread } from './protocol.ts'
+
+/** How a forwarded request ended, for the pool's accounting and logs. */
+export type ForwardOutcome = 'ok' | 'aborted' | 'crashed'
+
+/** The response body as it arrives; a credit goes back each time the client's socket takes a chunk. */
+class ThreadResponse extends Readable {
+  readonly #port: MessagePort
+  #owed = 0
+
+  constructor (port: MessagePort) {
+    super({ highWaterMark: CHUNK_BYTES })
+    this.#port = port
+  }
+
+  override _read (): void {
+    if (this.#owed === 0) return
+    const message: ToThread = { t: 'credit', n: this.#owed }
+    this.#owed = 0
+    this.#port.postMessage(message)
+  }
+
+  add (b: ArrayBuffer): void {
+    if (this.push(Buffer.from(b))) this.#port.postMessage({ t: 'credit', n: 1 } satisfies ToThread)
+    else this.#owed++
+  }
+}
+
+/**
+ * Sends the request to a pool thread and streams the answer into `reply`. Resolves once the
+ * reply is handed to Fastify (or the client is gone); `settled` resolves with the outcome
+ * when the thread finished the task (its last byte, its abort, or its crash).
+ */
+export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyReply, head: RequestHead, onCrash: (err: Error, headSent: boolean) => void): { replied: Promise<void>, settled: Promise<ForwardOutcome> } {
+  const { port1: port, port2 } = new MessageChannel()
+  const task: PoolTask = { head, port: port2 }
+  let response: ThreadResponse | undefined
+  let ended = false
+  let gone = false
+  let resolveReplied!: () => void
+  const replied = new Promise<void>((resolve) => { resolveReplied = resolve })
+  const raw = request.raw
+
+  let credit = WINDOW
+  const onData = (chunk: Buffer) => {
+    // One copy out of the socket's buffer (a slice of a larger one) into a buffer that can move.
+    const b = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer
+    port.postMessage({ t: 'body', b } satisfies ToThread, [b])
+    if (--credit <= 0) raw.pause()
+  }
+  const onEnd = () => { port.postMessage({ t: 'bodyEnd' } satisfies ToThread) }
+  if (head.hasBody) {
+    raw.on('data', onData)
+    raw.once('end', onEnd)
+  }
+
+  const finish = () => {
+    ended = true
+    raw.off('data', onData)
+    raw.off('end', onEnd)
+    port.close()
+  }
+
+  port.on('message', (message: FromThread) => {
+    switch (message.t) {
+      case 'head': {
+        reply.status(message.head.status)
+        for (const [name, value] of message.head.headers) reply.header(name, value)
+        response = new ThreadResponse(port)
+        reply.send(response)
+        resolveReplied()
+        break
+      }
+      case 'chunk': response?.add(message.b); break
+      case 'end': response?.push(null); finish(); break
+      case 'credit':
+        credit += message.n
+        if (credit > 0 && raw.isPaused() && !gone) raw.resume()
+        break
+      case 'error': {
+        const err = deserializeError(message.error)
+        finish()
+        if (response) response.destroy(err)
+        else { reply.send(err); resolveReplied() }
+        break
+      }
+    }
+  })
+
+  reply.raw.once('close', () => {
+    if (ended || reply.raw.writableFinished) return
+    gone = true
+    port.postMessage({ t: 'abort' } satisfies ToThread)
+    finish()
+    resolveReplied()
+  })
+
+  const settled = (pool.run(task, { transferList: [port2] as never }) as Promise<void>).then(
+    (): ForwardOutcome => gone ? 'aborted' : 'ok',
+    (err: Error): ForwardOutcome => {
+      if (!ended && !gone) {
+        onCrash(err, response !== undefined)
+        finish()
+        if (response) response.destroy(err)
+        else { reply.send(new SPINDLE_RUNTIME_POOL_THREAD_FAILED(err.message)); resolveReplied() }
+      }
+      return 'crashed'
+    })
+  return { replied, settled }
+}

@@ -1,0 +1,202 @@
+// The main thread's render pool: piscina threads that each hold a framework handler, fed
+// one task per request. This file owns the pool's life (start, readiness, replacement of
+// lost threads, close) and dispatch: admission from the exact queue, then join-shortest-queue
+// through piscina's least-busy balancer with `concurrency` renders per thread. piscina's own
+// queue stays empty: a task is run only when a slot is free, so a request that cannot start
+// in time is answered 503 here without reaching a thread.
+import { performance } from 'node:perf_hooks'
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
+import { Piscina } from 'piscina'
+import { AdmissionController } from '../admission/controller.ts'
+import { SPINDLE_RUNTIME_POOL_OVERLOADED, SPINDLE_RUNTIME_POOL_START_FAILED } from '../errors.ts'
+import { forward } from './forward.ts'
+import { HangWatch } from './hang-watch.ts'
+import { isThreadReady, type PoolThreadData, type RequestHead } from './protocol.ts'
+
+/**
+ * What dispatch asks before queueing a request and tells as renders start and end.
+ * AdmissionController (../admission/controller.ts) is the default; anything with the same
+ * three methods can replace it.
+ */
+export interface PoolAdmission {
+  /** 'admit', or the reason to answer 503 at once. */
+  arrive (now: number, queued: number, busy: number, capacity: number): string
+  started (now: number, queueDelayMs: number): void
+  finished (now: number, serviceMs: number): void
+}
+
+export interface RenderPoolOptions {
+  /** The framework's pool-thread entry module (absolute path). */
+  filename: string
+  /** Pool threads (positive integer). */
+  threads: number
+  /** Renders one thread runs at once. */
+  concurrency: number
+  /** Cloneable options for the thread entry (threadOptions() there). */
+  options: Record<string, unknown>
+  /** Resources for the threads' workerData.shared (e.g. the shared cache's SharedArrayBuffer). */
+  shared: Record<string, unknown>
+  /** ms a request may wait for a slot (the admission budget). */
+  maxBacklog: number
+  /** ms a thread may stay fully busy (event-loop utilization ≥ 0.99) before it is ended and replaced; 0 = never. */
+  hangTimeout: number
+  /** ms the threads have to load the framework. */
+  startTimeout: number
+  log: FastifyBaseLogger
+  admission?: PoolAdmission
+}
+
+interface Waiting { readonly start: () => void, readonly arrived: number, cancelled: boolean }
+
+export class RenderPool {
+  readonly #o: RenderPoolOptions
+  readonly #admission: PoolAdmission
+  readonly #capacity: number
+  #pool: Piscina
+  #busy = 0
+  #queue: Waiting[] = []
+  #closing = false
+  readonly #hangs: HangWatch | undefined
+
+  private constructor (o: RenderPoolOptions, pool: Piscina) {
+    this.#o = o
+    this.#pool = pool
+    this.#capacity = o.threads * o.concurrency
+    this.#admission = o.admission ?? new AdmissionController({ budget: o.maxBacklog, target: Math.min(10, o.maxBacklog / 2) })
+    this.#watch(pool)
+    this.#hangs = o.hangTimeout > 0
+      ? new HangWatch(() => this.#pool.threads, o.hangTimeout, (thread) => {
+        o.log.error({ threadId: thread.threadId }, 'render pool thread stuck for %d ms: ending it; its requests fail with 502', o.hangTimeout)
+        void thread.terminate()
+      })
+      : undefined
+  }
+
+  /** Starts the threads and resolves when every one has loaded its framework. */
+  static async start (o: RenderPoolOptions): Promise<RenderPool> {
+    const pool = await startPiscina(o)
+    return new RenderPool(o, pool)
+  }
+
+  get threads (): number { return this.#pool.threads.length }
+  /** Requests running on pool threads. */
+  get busy (): number { return this.#busy }
+  /** Requests waiting for a free slot. */
+  get queued (): number { return this.#queue.length }
+  get capacity (): number { return this.#capacity }
+
+  /** Sends one request to the pool; resolves once the reply is handed to Fastify. */
+  async dispatch (request: FastifyRequest, reply: FastifyReply, head: RequestHead): Promise<void> {
+    const now = performance.now()
+    const verdict = this.#admission.arrive(now, this.#queue.length, this.#busy, this.#capacity)
+    if (verdict !== 'admit') {
+      reply.header('retry-after', '1')
+      throw new SPINDLE_RUNTIME_POOL_OVERLOADED(verdict)
+    }
+    if (this.#busy < this.#capacity && this.#queue.length === 0) return this.#run(request, reply, head, now, now)
+    return new Promise<void>((resolve) => {
+      const waiting: Waiting = {
+        arrived: now,
+        cancelled: false,
+        start: () => { this.#run(request, reply, head, waiting.arrived, performance.now()).then(resolve, resolve) },
+      }
+      this.#queue.push(waiting)
+      reply.raw.once('close', () => {
+        if (!waiting.cancelled && this.#queue.includes(waiting)) {
+          waiting.cancelled = true
+          this.#queue = this.#queue.filter((w) => w !== waiting)
+          resolve()
+        }
+      })
+    })
+  }
+
+  async #run (request: FastifyRequest, reply: FastifyReply, head: RequestHead, arrived: number, now: number): Promise<void> {
+    this.#busy++
+    this.#admission.started(now, now - arrived)
+    const { replied, settled } = forward(this.#pool, request, reply, head, (err, headSent) => {
+      request.log.error({ err }, headSent ? 'render pool thread failed mid-response: connection cut' : 'render pool thread failed: answered 502')
+    })
+    void settled.then(() => {
+      this.#busy--
+      const end = performance.now()
+      this.#admission.finished(end, end - now)
+      this.#next()
+    })
+    return replied
+  }
+
+  #next (): void {
+    while (this.#busy < this.#capacity && this.#queue.length > 0) {
+      const waiting = this.#queue.shift()!
+      if (!waiting.cancelled) waiting.start()
+    }
+  }
+
+  // piscina replaces a thread that dies after start-up, but never again once one died
+  // before it was ready (workerFailsDuringBootstrap): then the whole pool is rebuilt.
+  #watch (pool: Piscina): void {
+    pool.on('error', (err: Error) => { this.#o.log.error({ err }, 'render pool thread failed') })
+    pool.on('workerDestroy', () => {
+      setTimeout(() => {
+        if (this.#closing || this.#pool !== pool || pool.threads.length >= this.#o.threads) return
+        this.#o.log.warn('render pool has %d of %d threads: starting a new pool', pool.threads.length, this.#o.threads)
+        startPiscina(this.#o).then((fresh) => {
+          if (this.#closing) { void fresh.close({ force: true }); return }
+          this.#pool = fresh
+          this.#watch(fresh)
+          void pool.close()
+        }, (err: unknown) => { this.#o.log.error({ err }, 'render pool could not be restarted') })
+      }, 1000).unref()
+    })
+  }
+
+  /** Stops taking requests, lets running ones end (up to `timeout` ms), then ends the threads. */
+  async close (timeout = 10_000): Promise<void> {
+    this.#closing = true
+    this.#hangs?.stop()
+    for (const waiting of this.#queue) waiting.cancelled = true
+    this.#queue = []
+    const pool = this.#pool
+    const timer = setTimeout(() => { void pool.close({ force: true }) }, timeout)
+    timer.unref()
+    await pool.close().catch(() => {})
+    clearTimeout(timer)
+  }
+}
+
+async function startPiscina (o: RenderPoolOptions): Promise<Piscina> {
+  const workerData: PoolThreadData = { kind: 'spindle-pool-thread', shared: o.shared, options: o.options }
+  // atomics 'disabled': in piscina's default mode an idle thread blocks in Atomics.wait and
+  // its event loop freezes, so chunks a render streams after an await never leave.
+  // minThreads = maxThreads and no idle timeout: a framework takes seconds to load.
+  const pool = new Piscina({
+    filename: o.filename,
+    minThreads: o.threads,
+    maxThreads: o.threads,
+    idleTimeout: Infinity,
+    concurrentTasksPerWorker: o.concurrency,
+    atomics: 'disabled',
+    workerData,
+  })
+  let ready = 0
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const settle = (err?: Error) => {
+        clearTimeout(timer)
+        pool.off('message', onMessage)
+        pool.off('error', settle)
+        if (err) reject(err)
+        else resolve()
+      }
+      const timer = setTimeout(() => { settle(new Error(`${o.threads - ready} of ${o.threads} threads not ready after ${o.startTimeout} ms`)) }, o.startTimeout)
+      const onMessage = (message: unknown) => { if (isThreadReady(message) && ++ready === o.threads) settle() }
+      pool.on('message', onMessage)
+      pool.on('error', settle)
+    })
+  } catch (err) {
+    await pool.close({ force: true }).catch(() => {})
+    throw new SPINDLE_RUNTIME_POOL_START_FAILED((err as Error).message, { cause: err })
+  }
+  return pool
+}

@@ -1,0 +1,84 @@
+// Pool thread side of one request: wires the request's MessagePort to a body stream, an
+// abort signal and a response sender. Framework entries (Web Request/Response or Node
+// req/res) build on it.
+import type { MessagePort } from 'node:worker_threads'
+import { serializeError } from '../protocol.ts'
+import { BodyStream } from './body-stream.ts'
+import { ChunkSender } from './chunk-sender.ts'
+import type { FromThread, PoolTask, RequestHead, ResponseHead, ToThread } from './protocol.ts'
+
+export class TaskChannel {
+  readonly head: RequestHead
+  /** The request body, or undefined for GET and HEAD. */
+  readonly body: ReadableStream<Uint8Array> | undefined
+  /** Aborted when the client disconnects before the response ended. */
+  readonly signal: AbortSignal
+  readonly #port: MessagePort
+  readonly #sender: ChunkSender
+  readonly #bodyStream: BodyStream | undefined
+  readonly #abort = new AbortController()
+  #headSent = false
+  #finished = false
+
+  constructor (task: PoolTask) {
+    this.head = task.head
+    this.#port = task.port
+    this.#sender = new ChunkSender(task.port)
+    this.#bodyStream = task.head.hasBody ? new BodyStream(task.port) : undefined
+    this.body = this.#bodyStream?.stream
+    this.signal = this.#abort.signal
+    task.port.on('message', (message: ToThread) => {
+      switch (message.t) {
+        case 'body': this.#bodyStream?.push(message.b); break
+        case 'bodyEnd': this.#bodyStream?.end(); break
+        case 'credit': this.#sender.credit(message.n); break
+        case 'abort': this.#aborted(); break
+      }
+    })
+  }
+
+  get headSent (): boolean { return this.#headSent }
+  get finished (): boolean { return this.#finished }
+
+  sendHead (head: ResponseHead): void {
+    if (this.#headSent || this.#finished) return
+    this.#headSent = true
+    this.#post({ t: 'head', head })
+  }
+
+  /** Adds body bytes; resolves when more may be written (back-pressure from the client). */
+  write (piece: Uint8Array): Promise<void> {
+    return this.#sender.add(piece)
+  }
+
+  async end (): Promise<void> {
+    await this.#sender.flush()
+    if (this.#finished) return
+    this.#post({ t: 'end' })
+    this.#close()
+  }
+
+  /** Before the head: the main thread answers with the error. After it: the response is cut. */
+  fail (error: unknown): void {
+    if (this.#finished) return
+    this.#post({ t: 'error', error: serializeError(error) })
+    this.#close()
+  }
+
+  #post (message: FromThread): void {
+    this.#port.postMessage(message)
+  }
+
+  #aborted (): void {
+    if (this.#finished) return
+    this.#abort.abort(new Error('client disconnected'))
+    this.#bodyStream?.fail(new Error('client disconnected'))
+    this.#close()
+  }
+
+  #close (): void {
+    this.#finished = true
+    this.#sender.close()
+    this.#port.close()
+  }
+}

@@ -1,0 +1,72 @@
+// What a framework's pool-thread entry uses: its options, the ready signal, and a server
+// for Web Request → Response handlers. The task's promise resolves after the response's last
+// byte (or the client's abort), so piscina's count of running tasks is the count of live
+// requests.
+import { parentPort, workerData } from 'node:worker_threads'
+import type { PoolTask, PoolThreadData, ResponseHead, ThreadReady } from './protocol.ts'
+import { TaskChannel } from './task-channel.ts'
+
+export { TaskChannel } from './task-channel.ts'
+export type { PoolTask, RequestHead, ResponseHead } from './protocol.ts'
+
+/** The options the main thread gave this pool thread's entry. */
+export function threadOptions<T extends Record<string, unknown>> (): T {
+  return (workerData as PoolThreadData).options as T
+}
+
+/** Tells the main thread this thread has loaded its framework and takes requests. */
+export function signalReady (): void {
+  parentPort?.postMessage({ spindlePool: 'ready' } satisfies ThreadReady)
+}
+
+/** The request of `task` as a Web Request, its body streamed and its signal tied to the client. */
+export function toRequest (channel: TaskChannel): Request {
+  const { head } = channel
+  const headers = new Headers()
+  for (let i = 0; i < head.rawHeaders.length; i += 2) headers.append(head.rawHeaders[i]!, head.rawHeaders[i + 1]!)
+  const init: RequestInit & { duplex?: 'half' } = { method: head.method, headers, signal: channel.signal }
+  if (channel.body) {
+    init.body = channel.body
+    init.duplex = 'half'
+  }
+  return new Request(head.url, init)
+}
+
+/** Runs one task through a Web handler and streams its Response back. */
+export async function serveWebTask (task: PoolTask, handle: (request: Request) => Promise<Response>): Promise<void> {
+  const channel = new TaskChannel(task)
+  let response: Response
+  try {
+    response = await handle(toRequest(channel))
+  } catch (err) {
+    channel.fail(err)
+    return
+  }
+  channel.sendHead(responseHead(response))
+  if (!response.body) {
+    await channel.end()
+    return
+  }
+  const reader = response.body.getReader()
+  const stop = () => { reader.cancel().catch(() => {}) }
+  channel.signal.addEventListener('abort', stop, { once: true })
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done || channel.finished) break
+      await channel.write(value)
+    }
+    await channel.end()
+  } catch (err) {
+    channel.fail(err)
+  } finally {
+    channel.signal.removeEventListener('abort', stop)
+  }
+}
+
+function responseHead (response: Response): ResponseHead {
+  const headers: Array<[string, string]> = []
+  for (const [name, value] of response.headers) if (name !== 'set-cookie') headers.push([name, value])
+  for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie])
+  return { status: response.status, headers }
+}
