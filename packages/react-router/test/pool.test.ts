@@ -181,17 +181,19 @@ describe('reactRouterAdapter with threads: failures', () => {
   })
 
   it('a crashing thread fails only its own requests and is replaced', async () => {
+    // The crash comes 400 ms into /crash; /slow, sent meanwhile, goes to the idle thread.
     const crash = get(twoUrl + '/crash')
-    await sleep(10)
+    await sleep(150)
     const other = get(twoUrl + '/slow')
     expect((await crash).status).toBe(502)
     const page = await other
     expect(page.status).toBe(200)
     expect(page.body).toContain('deferred value arrived')
     const threads = new Set<number>()
-    for (let i = 0; i < 40 && threads.size < 2; i++) {
+    for (let i = 0; i < 100 && threads.size < 2; i++) {
       const all = await Promise.all([get(twoUrl + '/probe'), get(twoUrl + '/probe')])
       for (const res of all) if (res.status === 200) threads.add(JSON.parse(res.body).thread)
+      if (threads.size < 2) await sleep(50)
     }
     expect(threads.size).toBe(2)
   })
