@@ -2,7 +2,8 @@
 // supervisor asks for them over the worker's port (protocol.ts) and merges every worker's
 // answer; nothing here runs unless metrics are on.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Counter, Histogram, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client'
+import { Counter, type Metric, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client'
+import { BucketHistogram, type HistogramSeries } from './bucket-histogram.ts'
 import { kArrivedAt } from '../load-shedding.ts'
 
 /**
@@ -33,39 +34,46 @@ function statusClass (code: number): string {
  */
 export function registerWorkerMetrics (app: FastifyInstance): WorkerMetrics {
   const registry = new Registry()
-  const duration = new Histogram({
-    name: 'spindle_http_request_duration_seconds',
-    help: 'Time from the request\'s arrival to its response, by route pattern and status class',
-    labelNames: ['route', 'status_class'],
-    buckets: DURATION_BUCKETS,
-    registers: [registry],
-  })
-  const queueDelay = new Histogram({
-    name: 'spindle_http_queue_delay_seconds',
-    help: 'Time from the request\'s arrival to the start of its route handler (admission queue included)',
-    buckets: QUEUE_BUCKETS,
-    registers: [registry],
-  })
-  const renders = new Counter({
+  const duration = new BucketHistogram(
+    'spindle_http_request_duration_seconds',
+    'Time from the request\'s arrival to its response, by route pattern and status class',
+    DURATION_BUCKETS,
+  )
+  const queueDelay = new BucketHistogram(
+    'spindle_http_queue_delay_seconds',
+    'Time from the request\'s arrival to the start of its route handler (admission queue included)',
+    QUEUE_BUCKETS,
+  )
+  registry.registerMetric(duration as unknown as Metric)
+  registry.registerMetric(queueDelay as unknown as Metric)
+  const queueSeries = queueDelay.series()
+  // Counted in plain numbers on the request path, handed to prom-client when it is asked.
+  let rendered = 0
+  const outcomes = new Map<string, number>()
+  new Counter({
     name: 'spindle_http_renders_total',
     help: 'Requests that reached a route handler (cache hits and shed requests do not)',
     registers: [registry],
+    collect () { if (rendered > 0) { this.inc(rendered); rendered = 0 } },
   })
-  const cache = new Counter({
+  new Counter({
     name: 'spindle_cache_responses_total',
     help: 'Responses labelled by the HTTP cache, by outcome (hit, miss, stale, revalidated, bypass)',
     labelNames: ['outcome'],
     registers: [registry],
+    collect () {
+      for (const [outcome, n] of outcomes) if (n > 0) this.inc({ outcome }, n)
+      outcomes.clear()
+    },
   })
 
-  const series = new Map<string, { observe (value: number): void }>()
+  const series = new Map<string, HistogramSeries>()
   app.addHook('preHandler', (request, _reply, done) => {
     // Fastify's not-found handler runs preHandler hooks too: a 404 renders nothing.
     if (request.routeOptions.url === undefined) { done(); return }
-    const now = performance.now()
     const arrived = (request.raw as { [kArrivedAt]?: number })[kArrivedAt]
-    if (arrived !== undefined) queueDelay.observe((now - arrived) / 1000)
-    renders.inc()
+    if (arrived !== undefined) queueSeries.observe((performance.now() - arrived) / 1000)
+    rendered++
     done()
   })
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
@@ -74,16 +82,18 @@ export function registerWorkerMetrics (app: FastifyInstance): WorkerMetrics {
     // A 404 has no route pattern; the raw URL would give every probe its own series.
     const route = request.routeOptions.url ?? 'unmatched'
     const status = statusClass(reply.statusCode)
-    // prom-client hashes the label object on every observe; one child per series skips that.
     const key = route + '\0' + status
     let child = series.get(key)
     if (!child) {
-      child = duration.labels({ route, status_class: status })
+      child = duration.series({ route, status_class: status })
       series.set(key, child)
     }
     child.observe(ms / 1000)
     const outcome = reply.getHeader(CACHE_HEADER)
-    if (typeof outcome === 'string' && CACHE_OUTCOMES.has(outcome)) cache.inc({ outcome: outcome.toLowerCase() })
+    if (typeof outcome === 'string' && CACHE_OUTCOMES.has(outcome)) {
+      const label = outcome.toLowerCase()
+      outcomes.set(label, (outcomes.get(label) ?? 0) + 1)
+    }
     done()
   })
 
