@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http'
+import { normalizeAcceptLanguage } from './accept-language.ts'
 import { normalizeHost, splitTarget } from './url-normalize.ts'
 
 /** What a cache key is computed from: the raw request line and headers, before any proxy trust is applied. */
@@ -51,9 +52,23 @@ export function defaultKey (keyHeaders: readonly string[]): KeyFunction {
   }
 }
 
-/** The key of a variant: the primary key, the Vary record's id, and the request's values of the Vary fields. */
-export function variantKey (primary: string, varyId: string, fields: readonly string[], headers: IncomingHttpHeaders): string {
-  return `${primary}\n\0vary ${varyId}\n` + fields.map((f) => `${f}=${encodeURIComponent(normalize(headers[f]))}`).join('&')
+/**
+ * The key of a variant: the primary key, the Vary record's id, and the request's values of
+ * the Vary fields (`Accept-Language` in its canonical form, see accept-language.ts).
+ * `language` replaces the request's Accept-Language with one language: the key under which
+ * a variant is found by the language it declares in Content-Language.
+ */
+export function variantKey (primary: string, varyId: string, fields: readonly string[], headers: IncomingHttpHeaders, language?: string): string {
+  return `${primary}\n\0vary ${varyId}\n` + fields.map((f) => `${f}=${encodeURIComponent(fieldValue(f, headers[f], language))}`).join('&')
+}
+
+function fieldValue (name: string, value: string | string[] | undefined, language: string | undefined): string {
+  if (name === 'accept-language') {
+    if (language !== undefined) return `\0lang ${language}`
+    const canonical = normalizeAcceptLanguage(value)
+    if (canonical !== undefined) return `\0al ${canonical}`
+  }
+  return normalize(value)
 }
 
 function normalize (value: string | string[] | undefined): string {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { preferredLanguage, responseLanguage } from './accept-language.ts'
 import { deltaSeconds, type Directives, parseCacheControl, parseList } from './cache-control.ts'
 import { type KeyRequest, variantKey } from './cache-key.ts'
 import { analyze, currentAge, describe, headerValue, type HeaderLines, keepFor, mergeNotModified, type PolicyOptions, type ResponseMeta, toLines } from './cache-policy.ts'
@@ -11,7 +12,7 @@ import { purge, type PurgeRequest, type PurgeResult } from './purge.ts'
 import { FleetStore } from './fleet/fleet-store.ts'
 import { getCacheStore } from './fleet/thread-store.ts'
 import { createSharedStore, type Lease, type SharedStore, type StoreStats } from './shared-store.ts'
-import { type Found, isVaryRecord, sendLines, serveStored, type VaryRecord } from './stored-response.ts'
+import { type Found, isLanguageAlias, isVaryRecord, type LanguageAlias, sendLines, serveStored, type VaryRecord } from './stored-response.ts'
 import { hasDotSegments, normalizeHost, splitTarget } from './url-normalize.ts'
 
 /** Per-route cache settings: `app.get(path, { config: { cache: ... } }, handler)`. */
@@ -227,9 +228,29 @@ class HttpCache {
     const entry = this.#store.get(primary, { peek: true })
     if (!entry) return undefined
     if (!isVaryRecord(entry.meta)) return { key: primary, entry, meta: entry.meta as ResponseMeta }
-    const key = variantKey(primary, entry.meta.vary.id, entry.meta.vary.f, request.raw.headers)
+    const { id, f } = entry.meta.vary
+    const key = variantKey(primary, id, f, request.raw.headers)
     const variant = this.#store.get(key, { peek: true })
-    return variant ? { key, entry: variant, meta: variant.meta as ResponseMeta } : undefined
+    if (variant) return { key, entry: variant, meta: variant.meta as ResponseMeta }
+    return f.includes('accept-language') ? this.#lookupByLanguage(primary, id, f, request) : undefined
+  }
+
+  /**
+   * A variant that declares (Content-Language) the one language this request prefers above
+   * all others answers it, whatever else its Accept-Language lists: the app would choose that
+   * language for it too. The other Vary fields still have to match exactly.
+   */
+  #lookupByLanguage (primary: string, id: string, fields: string[], request: FastifyRequest): Found | undefined {
+    const language = preferredLanguage(request.raw.headers['accept-language'])
+    if (language === undefined) return undefined
+    const alias = this.#store.get(variantKey(primary, id, fields, request.raw.headers, language), { peek: true })
+    if (!alias || !isLanguageAlias(alias.meta)) return undefined
+    const variant = this.#store.get(alias.meta.variant, { peek: true })
+    if (!variant) return undefined
+    const meta = variant.meta as ResponseMeta
+    // The alias may outlive a replacement of its variant in another language.
+    if (responseLanguage(headerValue(meta.h, 'content-language')) !== language) return undefined
+    return { key: alias.meta.variant, entry: variant, meta }
   }
 
   /** Whether a stored response may answer this request as it is (RFC 9111 4.2, request directives included). */
@@ -362,6 +383,7 @@ class HttpCache {
     const meta = verdict.meta
     if (r.status >= 500 && this.#holdsGoodResponse(primary, request)) return false
     let key = primary
+    let languageAlias: { key: string, meta: LanguageAlias } | undefined
     const vary = parseList(headerValue(meta.h, 'vary'))
     if (vary.length > 0) {
       const record = this.#store.get(primary, { peek: true })
@@ -372,16 +394,14 @@ class HttpCache {
         ;(this.#fleet ?? this.#store).set(primary, EMPTY, { meta: { vary: { id, f: vary } } satisfies VaryRecord })
       }
       key = variantKey(primary, id, vary, varyHeaders)
+      const language = vary.includes('accept-language') ? responseLanguage(headerValue(meta.h, 'content-language')) : undefined
+      if (language !== undefined) languageAlias = { key: variantKey(primary, id, vary, varyHeaders, language), meta: { variant: key } }
     }
     const tagText = this.#o.tagHeader ? headerValue(meta.h, this.#o.tagHeader) : undefined
     const tags = tagText === undefined ? [] : [tagText].flat().flatMap((t) => t.split(/[\s,]+/)).filter(Boolean)
-    const stored = (this.#fleet ?? this.#store).set(key, r.body, {
-      tags,
-      path: ctx.path,
-      staleAt: staleAt(meta),
-      expireAt: Date.now() + verdict.keepFor,
-      meta,
-    })
+    const expireAt = Date.now() + verdict.keepFor
+    const stored = (this.#fleet ?? this.#store).set(key, r.body, { tags, path: ctx.path, staleAt: staleAt(meta), expireAt, meta })
+    if (stored && languageAlias) (this.#fleet ?? this.#store).set(languageAlias.key, EMPTY, { tags, path: ctx.path, expireAt, meta: languageAlias.meta })
     if (stored) this.#store.delete(`\0pass\n${primary}`)
     return stored
   }
