@@ -1,10 +1,16 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { isAbsolute, join, resolve } from 'node:path'
 import { SPINDLE_NEXT_STANDALONE_NO_STATIC } from './errors.ts'
 
 /** What `next build` records in `.next/required-server-files.json`; only the parts read here. */
 interface RequiredServerFiles {
-  config?: { output?: string, assetPrefix?: string, distDir?: string }
+  config?: {
+    output?: string
+    assetPrefix?: string
+    distDir?: string
+    cacheHandler?: string
+    cacheHandlers?: Record<string, string | undefined>
+  }
 }
 
 /**
@@ -26,7 +32,13 @@ export function readStandaloneConfig (dir: string): Record<string, unknown> | un
   // page would render but never hydrate, so a tree they were not copied into is refused,
   // unless the chunks are served from elsewhere (assetPrefix).
   if (!config.assetPrefix && !existsSync(join(dir, '.next', 'static'))) throw new SPINDLE_NEXT_STANDALONE_NO_STATIC(dir)
-  return config as Record<string, unknown>
+  // The build records cache handler paths relative to the build folder, and Next's route
+  // modules resolve some of them from the working directory, which server.js moves into
+  // the app; anchoring them on `dir` serves the same files without moving it.
+  const distDir = resolve(dir, config.distDir ?? '.next')
+  const anchor = (path: string | undefined): string | undefined => path === undefined || isAbsolute(path) || path.startsWith('file:') ? path : resolve(distDir, path)
+  const handlers = config.cacheHandlers && Object.fromEntries(Object.entries(config.cacheHandlers).map(([kind, path]) => [kind, anchor(path)]))
+  return { ...config, cacheHandler: anchor(config.cacheHandler), cacheHandlers: handlers }
 }
 
 const ENV = '__NEXT_PRIVATE_STANDALONE_CONFIG'

@@ -64,9 +64,17 @@ describe('nextAdapter on a standalone build', () => {
     // What `next build` leaves out of the tree, copied in as for Next's own server.js.
     cpSync(join(fixture, '.next', 'static'), join(appDir, '.next', 'static'), { recursive: true })
     cpSync(join(fixture, 'public'), join(appDir, 'public'), { recursive: true })
-    // The image's own packages: the server entry needs only @spindle/next (the runtime is the CLI).
+    // The image's own packages: the server entry needs @spindle/next, the config file
+    // @spindle/cache (the runtime is the CLI).
     mkdirSync(join(image, 'node_modules', '@spindle'), { recursive: true })
-    symlinkSync(dirname(require.resolve('@spindle/next/package.json')), join(image, 'node_modules', '@spindle', 'next'))
+    for (const name of ['next', 'cache']) {
+      symlinkSync(dirname(require.resolve(`@spindle/${name}/package.json`)), join(image, 'node_modules', '@spindle', name))
+    }
+    // One store for every worker, which the cache handlers traced into the tree open.
+    writeFileSync(join(image, 'spindle.config.js'), [
+      "import { createSharedStore } from '@spindle/cache'",
+      "export default { app: './app.js', shared: { spindleCache: createSharedStore({ maxBytes: 16 * 1024 * 1024 }).buffer } }",
+    ].join('\n'))
     writeFileSync(join(image, 'app.js'), [
       "import { nextAdapter } from '@spindle/next'",
       'export const options = { logger: false }',
@@ -75,7 +83,7 @@ describe('nextAdapter on a standalone build', () => {
       '}',
     ].join('\n'))
 
-    child = spawn(process.execPath, [cli, 'start', 'app.js', '--workers', '2', '--port', '0', '--control-port', '0', '--host', '127.0.0.1'], {
+    child = spawn(process.execPath, [cli, 'start', '--workers', '2', '--port', '0', '--control-port', '0', '--host', '127.0.0.1'], {
       cwd: image, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
     })
     let out = ''
@@ -110,5 +118,20 @@ describe('nextAdapter on a standalone build', () => {
     expect(file.status).toBe(200)
     expect(file.body).toContain('a public file of the standalone app')
   }, 120_000)
+
+  it("loads withSpindle's cache handlers from the tree: both workers read one 'use cache' entry from the shared store", async () => {
+    const seen = new Map<string, string>()
+    for (let i = 0; i < 100 && seen.size < 2; i++) {
+      const res = await get('/cached')
+      expect(res.status).toBe(200)
+      const thread = /thread:(?:<!-- -->)?(\d+)/.exec(res.body)?.[1]
+      const cached = /cached:(?:<!-- -->)?([0-9a-f-]{36})/.exec(res.body)?.[1]
+      expect(thread, res.body).toBeDefined()
+      expect(cached, res.body).toBeDefined()
+      seen.set(thread!, cached!)
+    }
+    expect(seen.size).toBe(2)
+    expect(new Set(seen.values()).size).toBe(1)
+  })
 })
 
