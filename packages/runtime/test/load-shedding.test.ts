@@ -188,30 +188,30 @@ describe('load shedding in runtime workers', () => {
   })
 
   it('queues a burst that drains within maxBacklog, sheds with backlog what would wait past it, and never sheds a lone slow render', async () => {
-    server = await serve({ ...base, shedding: { maxBacklog: 300 } })
+    server = await serve({ ...base, shedding: { maxBacklog: 400 } })
     const url = server.url
     // An idle worker admits a render however long it takes.
     expect((await get(url + '/render?ms=1000')).status).toBe(200)
     // Sequential renders of 30 ms teach the worker how fast renders end.
     const render = '/render?ms=30&chunks=3'
     for (let i = 0; i < 24; i++) expect((await get(url + render)).status).toBe(200)
-    const send = await connections(url)
-    // 8 at once: 240 ms of work, within the 300 ms budget: all queued, none shed.
+    const send = await connections(url, 32)
+    // 4 at once: 120 ms of work, well within the 400 ms budget: all queued, none shed.
     await sleep(300)
-    expect(servedOf(await send(render, 8))).toBe(8)
-    // 16 at once: 480 ms of work. Those predicted to wait past 300 ms are shed at once, with
+    expect(servedOf(await send(render, 4))).toBe(4)
+    // 32 at once: 960 ms of work. Those predicted to wait past 400 ms are shed at once, with
     // 'backlog' (a clump is not an overload: nothing arrives while it drains); cache hits,
     // static files and probes are served meanwhile.
     await sleep(300)
     const [renders, others] = await Promise.all([
-      send(render, 16),
+      send(render, 32),
       Promise.all([get(url + '/cached'), get(url + '/assets/app.js'), get(server.controlUrl! + '/healthz')]),
     ])
     const served = renders.filter((r) => r.status === 200)
     const shed = renders.filter((r) => r.status === 503)
-    expect(served.length + shed.length).toBe(16)
-    expect(served.length).toBeGreaterThanOrEqual(7)
-    expect(shed.length).toBeGreaterThanOrEqual(3)
+    expect(served.length + shed.length).toBe(32)
+    expect(served.length).toBeGreaterThanOrEqual(4)
+    expect(shed.length).toBeGreaterThanOrEqual(8)
     for (const r of shed) {
       expect(r.headers['x-spindle-shed']).toBe('backlog')
       expect(r.headers['retry-after']).toBe('1')

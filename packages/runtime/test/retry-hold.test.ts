@@ -48,20 +48,20 @@ describe('a client that retries at once after a 503', () => {
   const STORM = 60
 
   it('gets its 503s at once until the worker sees a retry storm, then each next one only after retryHold', async () => {
-    const url = await alwaysShedding(300)
-    const { answers, statuses, gaps } = await retryLoop(url, 1500)
+    const url = await alwaysShedding(600)
+    const { answers, statuses, gaps } = await retryLoop(url, 2000)
     expect([...statuses]).toEqual([503])
-    expect(gaps[0]).toBeLessThan(200)
-    const fast = gaps.filter((g) => g < 200).length
+    expect(gaps[0]).toBeLessThan(400)
+    const fast = gaps.filter((g) => g < 400).length
     expect(fast).toBeGreaterThanOrEqual(40)
     expect(fast).toBeLessThanOrEqual(STORM)
-    // Held from the storm on: every later retry waits about 300 ms.
-    for (const gap of gaps.slice(STORM)) expect(gap).toBeGreaterThanOrEqual(290)
-    expect(answers).toBeLessThanOrEqual(STORM + 5)
+    // Held from the storm on: every later retry waits about 600 ms.
+    for (const gap of gaps.slice(STORM)) expect(gap).toBeGreaterThanOrEqual(590)
+    expect(answers).toBeLessThanOrEqual(STORM + 4)
     // A new connection is not held.
     const started = performance.now()
     expect((await get(url)).status).toBe(503)
-    expect(performance.now() - started).toBeLessThan(200)
+    expect(performance.now() - started).toBeLessThan(400)
   })
 
   it('answers every retry at once with retryHold: 0', async () => {

@@ -9,7 +9,7 @@
 // - queueing: renders wait. An arrival is let in while its predicted wait fits the `budget`:
 //   a burst that drains within the budget is queued, never shed.
 // - shedding: more work arrives than the thread can do: in each half of the last quarter of
-//   the budget, the renders that arrived beyond those that ended brought more than a tenth
+//   the budget, the renders that arrived beyond those that ended brought more than a fifth
 //   of the half's length in work (CoDel's idea of a standing queue, judged on
 //   the flow rather than on the queue: a clump that arrives at once fills one half only, and
 //   drains in the other). Waiting would only grow, so the queue is held to `target` ms: what
@@ -48,9 +48,9 @@ const SLOTS = 2 * HALF
 /**
  * Overloaded: in both halves, the renders that arrived beyond those that ended add more work
  * (x the drain time) than this share of the half's length: the queue grows by more than a
- * tenth of the time passing, not by the odd render a steady load leaves at a slot's edge.
+ * fifth of the time passing, not by the odd render a steady load leaves at a slot's edge.
  */
-const MARGIN = 0.1
+const MARGIN = 0.2
 const MIN_ARRIVALS = 4
 /**
  * A retry storm: in the flow window, at least this many rejections per render that ended
@@ -98,11 +98,15 @@ export class AdmissionController {
 
   /**
    * A render arrives and finds `queued` renders waiting, `busy` running and room for
-   * `capacity` at once. 'admit': start it (or queue it when no slot is free).
+   * `capacity` at once. 'admit': start it (or queue it when no slot is free). `fresh`: the
+   * first request on its connection. A client that moves its connections here (another
+   * worker drains, or hands connections off to even the load) brings first requests with
+   * no render of its own ending here before them; they are left out of the flow, so a load
+   * that moves is not taken for a load that grows.
    */
-  arrive (now: number, queued: number, busy: number, capacity: number): AdmissionVerdict {
+  arrive (now: number, queued: number, busy: number, capacity: number, fresh = false): AdmissionVerdict {
     const slot = this.#slot(now)
-    this.#arrivals[slot]!++
+    if (!fresh) this.#arrivals[slot]!++
     this.#judge(now, queued)
     if (queued === 0 && busy < capacity) return 'admit'
     // One render may always wait: the thread never idles between two renders for want of one.

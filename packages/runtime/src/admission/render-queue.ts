@@ -20,6 +20,9 @@ const POLL = 2
 /** Share of the last poll interval the loop must have idled for another render to start. */
 const IDLE_TO_START = 0.25
 
+/** Set on a socket once a render arrived on it: later ones are not its first. */
+const kSeen = Symbol('spindle.renderSeen')
+
 type Start = () => void
 interface Waiting { reply: FastifyReply, start: Start, arrived: number }
 export type QueueShedReason = 'backlog' | 'overload' | 'queueTime'
@@ -75,7 +78,10 @@ export class RenderQueue {
    */
   admit (reply: FastifyReply, start: Start, arrived: number, now: number): 'backlog' | 'overload' | undefined {
     const c = this.#controller
-    const verdict = c.arrive(now, this.queued, this.#running.size, this.#capacity())
+    const socket = reply.raw.socket as (NonNullable<typeof reply.raw.socket> & { [kSeen]?: true }) | null
+    const fresh = socket !== null && socket[kSeen] === undefined
+    if (fresh) socket[kSeen] = true
+    const verdict = c.arrive(now, this.queued, this.#running.size, this.#capacity(), fresh)
     this.#noteState()
     // Overloaded: the renders queued beyond the tight bound are answered now.
     for (let cut = c.excess(this.queued); cut > 0; cut--) {

@@ -60,6 +60,30 @@ describe('admission controller (fake clock)', () => {
     expect(w.served().length).toBeGreaterThan(7 * 100)
   })
 
+  it('a load that moves here (another worker drains, its clients reconnect) is not taken for an overload', () => {
+    const w = new SimWorker(S)
+    // 20 closed-loop clients keep this worker at half its capacity (each waits 90 ms between requests).
+    const next: number[] = []
+    const owner = new Map<object, number>()
+    let clients = 20
+    const send = (c: number, fresh: boolean): void => { owner.set(w.arrive(fresh), c) }
+    w.onAnswer = (o) => { next.push(w.now + 90) }
+    for (let c = 0; c < clients; c++) send(c, true)
+    w.run(3000, (t) => {
+      for (let i = next.length - 1; i >= 0; i--) if (next[i]! <= t) { next.splice(i, 1); send(0, false) }
+      return 0
+    })
+    // 20 more clients arrive within 100 ms on new connections, and stay.
+    w.run(2000, (t) => {
+      if (clients < 40 && Math.random() < 0.02) send(clients++, true)
+      for (let i = next.length - 1; i >= 0; i--) if (next[i]! <= t) { next.splice(i, 1); send(0, false) }
+      return 0
+    })
+    expect(clients).toBe(40)
+    expect(w.shed()).toHaveLength(0)
+    expect(w.visited()).not.toContain('shedding')
+  })
+
   it('a burst beyond the budget: the renders that would wait past it are shed with backlog, the rest served within it', () => {
     const w = new SimWorker(S)
     w.run(1000, steady(0.3 * CAPACITY))

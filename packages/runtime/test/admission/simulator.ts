@@ -36,10 +36,11 @@ export class SimWorker {
     return (c.state === 'shedding' || c.state === 'recovering') && !c.storm ? 1 : 2
   }
 
-  arrive (): Outcome {
+  /** `fresh`: the first request on its connection (see AdmissionController#arrive). */
+  arrive (fresh = false): Outcome {
     const o: Outcome = { arrived: this.now }
     this.outcomes.push(o)
-    const verdict = this.controller.arrive(this.now, this.queue.length, this.running.length, this.#capacity())
+    const verdict = this.controller.arrive(this.now, this.queue.length, this.running.length, this.#capacity(), fresh)
     this.#note()
     for (let cut = this.controller.excess(this.queue.length); cut > 0; cut--) {
       const w = this.queue.pop()!
