@@ -67,7 +67,7 @@ describe('admission controller (fake clock)', () => {
     const owner = new Map<object, number>()
     let clients = 20
     const send = (c: number, fresh: boolean): void => { owner.set(w.arrive(fresh), c) }
-    w.onAnswer = (o) => { next.push(w.now + 90) }
+    w.onAnswer = () => { next.push(w.now + 90) }
     for (let c = 0; c < clients; c++) send(c, true)
     w.run(3000, (t) => {
       for (let i = next.length - 1; i >= 0; i--) if (next[i]! <= t) { next.splice(i, 1); send(0, false) }
