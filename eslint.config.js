@@ -14,4 +14,6 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
+  // Scripts create-spindle's templates ship to the browser.
+  { files: ['packages/create-spindle/templates/*/shared/public/**/*.js'], languageOptions: { globals: { ...globals.browser } } },
 )

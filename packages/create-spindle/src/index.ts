@@ -1,0 +1,8 @@
+export { parseArgs, detectPackageManager, usage, type CliArgs, type PackageManager } from './args.ts'
+export { create, version, type CreateContext, type Created } from './create.ts'
+export { resolveChoices, type Choices } from './choices.ts'
+export { resolveTarget, nameProblem, type Target } from './target.ts'
+export { templates, templateIds, findTemplate, type Template, type TemplateId } from './templates.ts'
+export { manifest } from './package-json.ts'
+export { tarballSpecs } from './packages-from.ts'
+export * from './errors.ts'

@@ -1,0 +1,16 @@
+// The Fastify app `spindle start` runs in every worker thread: Next.js mounted by
+// nextAdapter, next to your own Fastify routes (they win over Next's).
+import { dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { nextAdapter } from '@spindle/next'
+
+export const options = { logger: process.env.LOG_LEVEL ? { level: process.env.LOG_LEVEL } : false }
+
+/** @param {import('fastify').FastifyInstance} fastify */
+export default async function app (fastify) {
+  fastify.get('/healthcheck', async () => ({ ok: true }))
+  await fastify.register(nextAdapter, {
+    dir: dirname(fileURLToPath(import.meta.url)),
+    dev: process.env.NODE_ENV === 'development',
+  })
+}
