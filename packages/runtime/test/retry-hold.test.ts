@@ -66,17 +66,18 @@ describe('a client that retries at once after a 503', () => {
 
   it('answers every retry at once with retryHold: 0', async () => {
     const url = await alwaysShedding(0)
-    const { answers, statuses } = await retryLoop(url, 500)
+    const { answers, statuses, gaps } = await retryLoop(url, 1000)
     expect([...statuses]).toEqual([503])
     expect(answers).toBeGreaterThan(STORM + 20)
+    expect(gaps.filter((g) => g >= 240)).toEqual([])
   })
 
   it('holds an immediate retry in a storm for 250 ms by default', async () => {
     const url = await alwaysShedding()
     const { gaps } = await retryLoop(url, 1200)
     const first = gaps.findIndex((g) => g >= 240)
-    expect(first).toBeGreaterThan(0)
-    expect(first).toBeLessThanOrEqual(STORM)
+    // After at least the 50 rejections a storm needs (more when the machine is slow to make them).
+    expect(first).toBeGreaterThanOrEqual(40)
     const held = gaps.slice(first)
     expect(held.length).toBeLessThanOrEqual(5)
     for (const gap of held) expect(gap).toBeGreaterThanOrEqual(240)

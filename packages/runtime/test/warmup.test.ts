@@ -1,3 +1,4 @@
+import { Agent } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import { serve, type SpindleServer } from '@spindle/runtime'
 import { fixture, get } from './helpers.ts'
@@ -20,15 +21,18 @@ describe('warm-up of a worker that replaces another', () => {
     const before = (await get(url + '/warm')).json() as { threadId: number, warmups: number }
     expect(before.warmups).toBe(0)
 
-    // Renders keep coming during the rolling restart: every one is served.
+    // Renders keep coming during the rolling restart over a kept-alive connection: every one
+    // is served.
     let running = true
     const statuses: number[] = []
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
     const load = (async () => {
-      while (running) statuses.push((await get(url + '/')).status)
+      while (running) statuses.push((await get(url + '/', { agent })).status)
     })()
     await server.restart()
     running = false
     await load
+    agent.destroy()
     expect(statuses.length).toBeGreaterThan(5)
     expect(statuses.filter((s) => s !== 200)).toEqual([])
 

@@ -40,6 +40,12 @@ export interface AdmissionParams {
   target: number
 }
 
+/**
+ * Renders that end before the drain rate is measured: the first ones of a thread run cold
+ * (the JIT, the framework's caches), often ten times slower, and would make every wait look
+ * long. Until then nothing is held back.
+ */
+const WARM_RENDERS = 4
 /** Weight of the newest sample in the moving average of ms per completion. */
 const NEW_WEIGHT = 0.2
 /** Slots of the flow window, a quarter of the budget long: two halves of HALF slots. */
@@ -70,8 +76,9 @@ export class AdmissionController {
   #state: AdmissionState = 'normal'
   #storm = false
   #running = 0
-  /** Mean ms between completions at the concurrency seen; 0 until the first sample. */
+  /** Mean ms between completions at the concurrency seen; 0 until WARM_RENDERS have ended. */
   #drain = 0
+  #ended = 0
   // Arrivals, rejections and ends per slot of the window, each slot tagged with its number.
   readonly #arrivals = new Uint32Array(SLOTS)
   readonly #rejects = new Uint32Array(SLOTS)
@@ -148,7 +155,7 @@ export class AdmissionController {
     const running = this.#running
     if (running > 0) this.#running--
     this.#ends[this.#slot(now)]!++
-    if (serviceMs < LONG_LIVED && running > 0) {
+    if (serviceMs < LONG_LIVED && running > 0 && ++this.#ended > WARM_RENDERS) {
       const sample = serviceMs / running
       this.#drain = this.#drain === 0 ? sample : this.#drain + NEW_WEIGHT * (sample - this.#drain)
     }
