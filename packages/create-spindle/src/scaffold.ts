@@ -17,14 +17,15 @@ function filesUnder (dir: string): string[] {
 
 /**
  * Writes the project: the files every template has (common/: Dockerfile, k8s/), the
- * template's shared files, then its ts/ or js/ files, with the
+ * template's shared files, then its ts/ or js/ files (a later file replaces an earlier
+ * one of the same path), with the
  * placeholders filled in, and its package.json. Returns the files written (relative paths).
  */
 export function scaffold (root: string, input: ManifestInput): string[] {
   const { template, typescript, packageManager } = input
   const commands = commandsFor(packageManager)
   const values: Record<string, string> = { ...commands, name: input.name, ext: typescript ? 'ts' : 'js' }
-  const written: string[] = []
+  const written = new Set<string>()
   mkdirSync(root, { recursive: true })
   for (const part of ['common', `${template.id}/shared`, `${template.id}/${typescript ? 'ts' : 'js'}`]) {
     const from = join(templatesDir, part)
@@ -37,10 +38,10 @@ export function scaffold (root: string, input: ManifestInput): string[] {
       const text = readFileSync(target, 'utf8')
       const filled = text.replace(TOKEN, (_, key: string) => values[key]!)
       if (filled !== text) writeFileSync(target, filled)
-      written.push(relative(root, target))
+      written.add(relative(root, target))
     }
   }
   writeFileSync(join(root, 'package.json'), JSON.stringify(manifest(input), null, 2) + '\n')
-  written.push('package.json')
-  return written.sort()
+  written.add('package.json')
+  return [...written].sort()
 }

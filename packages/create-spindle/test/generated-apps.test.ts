@@ -69,8 +69,9 @@ async function get (url: string, init: { method?: 'GET' | 'POST', headers?: Reco
 }
 
 async function expectReady (app: Started): Promise<void> {
-  expect((await get(app.controlUrl + '/healthz')).status).toBe(200)
-  const ready = JSON.parse((await get(app.controlUrl + '/readyz')).body)
+  if (app.controlUrl === undefined) throw new Error('spindle started without its control server')
+  expect((await get(app.controlUrl! + '/healthz')).status).toBe(200)
+  const ready = JSON.parse((await get(app.controlUrl! + '/readyz')).body)
   expect(ready).toMatchObject({ status: 'ready', readyWorkers: 2 })
 }
 
@@ -98,7 +99,7 @@ async function until<T> (read: () => Promise<T>, done: (value: T) => boolean, ms
 }
 
 describe('npm create spindle: each template installs, builds, starts on 2 workers and hydrates', () => {
-  it('next (TypeScript, pnpm): a page, a shared \'use cache\' component and the revalidate route', async () => {
+  it('next (TypeScript, pnpm): a page, a shared \'use cache\' component, the revalidate route, and the standalone image layout', async () => {
     const dir = await createApp('next-app', ['--template', 'next', '--typescript'], 'pnpm')
     const app = await startApp(dir, { REVALIDATE_TOKEN: 'test-token' })
     try {
@@ -124,6 +125,25 @@ describe('npm create spindle: each template installs, builds, starts on 2 worker
     } finally {
       expect(await app.stop()).toBe(0)
     }
+
+    // What the Dockerfile ships: scripts/image.mjs lays out the standalone tree, the app and
+    // the server's packages; spindle start serves it with no other node_modules around.
+    const image = join(workspace, 'next-image')
+    await run('node', ['scripts/image.mjs', image], dir)
+    expect(existsSync(join(image, 'node_modules', 'next'))).toBe(false)
+    const served = await start(join(image, 'node_modules', '.bin', 'spindle'), ['start', '--workers', '2', '--host', '127.0.0.1', '--port', '0', '--control-port', '0'], image)
+    try {
+      await expectReady(served)
+      const home = await get(served.url + '/')
+      expect(home.body).toContain('<h1>next-app</h1>')
+      const chunk = /\/_next\/static\/[^"]+\.js/.exec(home.body)?.[0]
+      expect((await get(served.url + chunk)).headers['cache-control']).toBe('public, max-age=31536000, immutable')
+      const id = renderId((await get(served.url + '/cached')).body)
+      expect(renderId((await get(served.url + '/cached')).body)).toBe(id)
+      await expectHydrated(served.url + '/')
+    } finally {
+      expect(await served.stop()).toBe(0)
+    }
   }, 300_000)
 
   it('react-router (JavaScript, pnpm): SSR, a page cached by httpCache for every worker', async () => {
@@ -147,8 +167,8 @@ describe('npm create spindle: each template installs, builds, starts on 2 worker
       }
       // Purged by its Cache-Tag on the control port: the next request renders again.
       const purge = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"tags":["cached"]}' } as const
-      expect((await get(app.controlUrl + '/cache/purge', purge)).status).toBe(401)
-      const purged = await get(app.controlUrl + '/cache/purge', { ...purge, headers: { ...purge.headers, authorization: `Bearer ${PURGE_TOKEN}` } })
+      expect((await get(app.controlUrl! + '/cache/purge', purge)).status).toBe(401)
+      const purged = await get(app.controlUrl! + '/cache/purge', { ...purge, headers: { ...purge.headers, authorization: `Bearer ${PURGE_TOKEN}` } })
       expect(purged.status).toBe(200)
       const again = await get(app.url + '/cached')
       expect(again.headers['x-cache']).toBe('MISS')
@@ -157,6 +177,21 @@ describe('npm create spindle: each template installs, builds, starts on 2 worker
       await expectHydrated(app.url + '/')
     } finally {
       expect(await app.stop()).toBe(0)
+    }
+
+    // `dev` (spindle dev): the source through Vite inside Fastify, no build involved.
+    expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).scripts.dev).toBe('spindle dev')
+    const dev = await start(join(dir, 'node_modules', '.bin', 'spindle'), ['dev', '--port', '0'], dir)
+    try {
+      expect(dev.controlUrl).toBeUndefined()
+      const home = await get(dev.url + '/')
+      expect(home.status).toBe(200)
+      expect(home.body).toContain('<h1>rr-app</h1>')
+      expect(home.body).toContain('href="/app/routes/home.jsx"') // the source, not a build
+      expect((await get(dev.url + '/cached')).headers['x-cache']).toBeUndefined()
+      await expectHydrated(dev.url + '/')
+    } finally {
+      expect(await dev.stop()).toBe(0)
     }
   }, 300_000)
 

@@ -18,13 +18,14 @@ export async function run (command: string, args: string[], cwd: string, env: No
 
 export interface Started {
   readonly url: string
-  readonly controlUrl: string
+  /** Undefined when the control server is off (spindle dev). */
+  readonly controlUrl: string | undefined
   readonly output: () => string
   /** SIGTERM to the whole process group (the package manager and spindle), bounded. */
   readonly stop: () => Promise<number | null>
 }
 
-/** Starts a long-running command in its own process group and waits for spindle's url lines. */
+/** Starts a long-running command in its own process group and waits for spindle's url and control lines. */
 export function start (command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeout = 90_000): Promise<Started> {
   const child: ChildProcess = spawn(command, args, {
     cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: 'true', NEXT_TELEMETRY_DISABLED: '1', ...env },
@@ -45,8 +46,9 @@ export function start (command: string, args: string[], cwd: string, env: NodeJS
     const onData = (chunk: Buffer): void => {
       output += chunk.toString()
       const url = /^\s*url\s+(http:\/\/\S+)/m.exec(output)?.[1]
-      const controlUrl = /^\s*control\s+(http:\/\/\S+)/m.exec(output)?.[1]
-      if (url && controlUrl) {
+      const control = /^\s*control\s+(\S+)/m.exec(output)?.[1]
+      if (url && control) {
+        const controlUrl = control === 'disabled' ? undefined : control
         clearTimeout(timer)
         resolve({ url, controlUrl, output: () => output, stop })
       }

@@ -5,6 +5,8 @@ import { withSpindle } from '@spindle/next'
 /** @type {import('next').NextConfig} */
 export default withSpindle({
   poweredByHeader: false,
+  // next build also writes .next/standalone, the small tree the Docker image ships.
+  output: 'standalone',
   // 'use cache' (app/cached/page).
   cacheComponents: true,
   partialPrefetching: true,
