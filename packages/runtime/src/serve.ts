@@ -63,11 +63,21 @@ async function assertPortFree (host: string, port: number): Promise<void> {
 /** Runs the app on `workers` threads that all listen on one port. Resolves when every worker listens. */
 export async function serve (options: ServeOptions): Promise<SpindleServer> {
   checkPlatform()
-  const v8Young = (options as ServeOptions | undefined)?.youngGenerationMb === undefined ? await workerYoungGenerationMb() : undefined
-  const resolved = resolveOptions(options, v8Young)
-  if (resolved.port !== 0) await assertPortFree(resolved.host, resolved.port)
-
-  const fleet = await startCacheFleet(resolved)
+  // Until the supervisor's handlers are in place (the option checks and the fleet tier take a
+  // moment), a SIGTERM or SIGINT is noted rather than left to Node's default, which would end
+  // the process with no exit code.
+  const early = (options as ServeOptions | undefined)?.handleSignals === false ? undefined : noteSignals()
+  let resolved: ResolvedOptions
+  let fleet: Awaited<ReturnType<typeof startCacheFleet>>
+  try {
+    const v8Young = (options as ServeOptions | undefined)?.youngGenerationMb === undefined ? await workerYoungGenerationMb() : undefined
+    resolved = resolveOptions(options, v8Young)
+    if (resolved.port !== 0) await assertPortFree(resolved.host, resolved.port)
+    fleet = await startCacheFleet(resolved)
+  } catch (err) {
+    early?.stop()
+    throw err
+  }
   // The fleet tier's store and the link to its Redis client reach workers like any shared resource.
   const opts = fleet ? Object.freeze({ ...resolved, shared: Object.freeze({ ...resolved.shared, ...fleet.shared }) }) : resolved
   const supervisor = new Supervisor(opts)
@@ -85,7 +95,16 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
     return stopping
   }
   let started = false
-  const removeSignals = installSignals(opts, supervisor, (signal) => close(signal), () => started)
+  const signals = installSignals(opts, supervisor, (signal) => close(signal), () => started)
+  const removeSignals = signals.remove
+  const noted = early?.stop()
+  if (noted) {
+    // Stopped before any worker started: nothing to start.
+    signals.stop(noted)
+    await stopping
+    removeSignals()
+    throw new SPINDLE_RUNTIME_STOPPED_DURING_START(noted)
+  }
   try {
     await supervisor.start()
     started = true
@@ -160,8 +179,23 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
   })
 }
 
-function installSignals (opts: ResolvedOptions, supervisor: Supervisor, close: (signal: NodeJS.Signals) => Promise<void>, started: () => boolean): () => void {
-  if (!opts.handleSignals) return () => {}
+/** Records the first SIGTERM or SIGINT until stop(), which removes the listeners and returns it. */
+function noteSignals (): { stop: () => NodeJS.Signals | undefined } {
+  let seen: NodeJS.Signals | undefined
+  const note = (signal: NodeJS.Signals): void => { seen ??= signal }
+  process.on('SIGTERM', note)
+  process.on('SIGINT', note)
+  return {
+    stop: () => {
+      process.off('SIGTERM', note)
+      process.off('SIGINT', note)
+      return seen
+    },
+  }
+}
+
+function installSignals (opts: ResolvedOptions, supervisor: Supervisor, close: (signal: NodeJS.Signals) => Promise<void>, started: () => boolean): { remove: () => void, stop: (signal: NodeJS.Signals) => void } {
+  if (!opts.handleSignals) return { remove: () => {}, stop: () => {} }
   let shuttingDown = false
   const onStop = (signal: NodeJS.Signals): void => {
     if (shuttingDown) {
@@ -192,9 +226,12 @@ function installSignals (opts: ResolvedOptions, supervisor: Supervisor, close: (
   process.on('SIGTERM', onStop)
   process.on('SIGINT', onStop)
   process.on('SIGHUP', onHup)
-  return () => {
-    process.off('SIGTERM', onStop)
-    process.off('SIGINT', onStop)
-    process.off('SIGHUP', onHup)
+  return {
+    remove: () => {
+      process.off('SIGTERM', onStop)
+      process.off('SIGINT', onStop)
+      process.off('SIGHUP', onHup)
+    },
+    stop: onStop,
   }
 }

@@ -29,6 +29,21 @@ describe('worker safety', () => {
     expect(errors.some((e) => e.msg === 'unhandled promise rejection in a worker' && String(e.fields.err).includes('nobody awaited this'))).toBe(true)
   })
 
+  it('exits 0 on a SIGTERM that comes before the supervisor exists (options being checked)', async () => {
+    const child = spawn(process.execPath, [CLI, 'start', fixture('slow-start.js'), '-w', '2', '-p', '0', '-H', '127.0.0.1', '--no-control'], {
+      env: { ...process.env, SLOW_START_MS: '20000' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    children.push(child)
+    let err = ''
+    const exit = once(child, 'exit')
+    // The banner is written right before serve() begins: the signal meets its first steps.
+    await new Promise<void>((resolve) => child.stderr!.on('data', (c: Buffer) => { err += c; if (err.includes('starting 2 workers')) resolve() }))
+    child.kill('SIGTERM')
+    const [code, signal] = await exit
+    expect({ code, signal }, err).toEqual({ code: 0, signal: null })
+  })
+
   it('exits 0 at once on SIGTERM while the workers are still starting', async () => {
     const child = spawn(process.execPath, [CLI, 'start', fixture('slow-start.js'), '-w', '2', '-p', '0', '-H', '127.0.0.1', '--no-control'], {
       env: { ...process.env, SLOW_START_MS: '20000' },
