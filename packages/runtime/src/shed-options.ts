@@ -6,11 +6,10 @@ export interface LoadSheddingOptions {
   /**
    * The latency budget, in ms: a render predicted to wait longer than this before it starts
    * (renders queued ahead x measured time between completions) is shed with reason
-   * 'backlog'. Bursts that drain within it are queued, never shed. Also the span over which
-   * arrivals are weighed against capacity: when the renders that arrived in the last
-   * maxBacklog ms need more than maxBacklog ms of service, the worker is overloaded and
-   * holds its queue to overloadBacklog. One render may always wait. 0 disables admission
-   * control. Default 1000: a page that starts within a second is served in time, and a
+   * 'backlog'. Bursts that drain within it are queued, never shed. When the queue keeps
+   * overflowing it, and the renders that arrived over the last maxBacklog ms need more than
+   * 1.25 times that long, the worker is overloaded and holds its queue to overloadBacklog.
+   * One render may always wait. 0 disables admission control. Default 1000: a page that starts within a second is served in time, and a
    * burst of a second's work is the most a rate-limited client sends at once.
    */
   maxBacklog?: number
@@ -18,8 +17,7 @@ export interface LoadSheddingOptions {
    * The wait, in ms, an arriving render may be predicted to have while the worker is
    * overloaded (more work arrives than it can do); beyond it the render is shed with reason
    * 'overload', and the renders queued beyond it when the overload showed are shed too. One
-   * render may always wait, and an overloaded worker runs one render at a time (more only
-   * while its loop idles), so a served request takes little longer than on an idle server.
+   * render may always wait, so what is served is served soon.
    * While clients retry into the 503s (rejections outnumber admissions 10 to 1) the bound is
    * maxBacklog again: their number bounds the work, and shedding them only buys more 503s.
    * 0 keeps maxBacklog throughout. Default 10 (0 when maxBacklog is 10 or less).

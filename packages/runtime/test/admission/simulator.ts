@@ -32,8 +32,7 @@ export class SimWorker {
   }
 
   #capacity (): number {
-    const c = this.controller
-    return (c.state === 'shedding' || c.state === 'recovering') && !c.storm ? 1 : 2
+    return 2
   }
 
   /** `fresh`: the first request on its connection (see AdmissionController#arrive). */
