@@ -18,6 +18,11 @@ export type { ShedReason } from './protocol.ts'
 
 /** Set by the runtime's worker on each raw request: when it arrived (performance.now()). */
 export const kArrivedAt = Symbol.for('spindle.arrivedAt')
+/**
+ * Set on each raw request as its route handler is let run (performance.now()): the request
+ * metrics read it for the queue delay, so they need no preHandler hook of their own.
+ */
+export const kStartedAt = Symbol.for('spindle.startedAt')
 /** Internal option the runtime's worker passes: its status block (shared with the supervisor). */
 export const kWorkerStatus = Symbol.for('spindle.workerStatus')
 
@@ -33,7 +38,7 @@ declare module 'fastify' {
 }
 
 type Options = LoadSheddingOptions & { [kWorkerStatus]?: Int32Array }
-type Stamped = { [kArrivedAt]?: number }
+type Stamped = { [kArrivedAt]?: number, [kStartedAt]?: number }
 /** What @fastify/under-pressure's `memoryUsage()` answers: its last sample. */
 interface Sample { eventLoopDelay: number, heapUsed: number, eventLoopUtilized: number }
 const ADMIT = 0
@@ -98,15 +103,18 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
 
   fastify.addHook('preHandler', (req, reply, done) => {
     const reason = reasonToShed(req)
-    if (reason === undefined) { done(); return }
+    if (reason === undefined || (reason === ADMIT && !queue)) {
+      (req.raw as Stamped)[kStartedAt] = performance.now()
+      done()
+      return
+    }
     if (reason !== ADMIT) {
       queue?.rejected(performance.now())
       shed(reply, reason)
       return
     }
-    if (!queue) { done(); return }
     const now = performance.now()
-    const full = queue.admit(reply, done as () => void, (req.raw as Stamped)[kArrivedAt] ?? now, now)
+    const full = queue!.admit(reply, done as () => void, (req.raw as Stamped)[kArrivedAt] ?? now, now)
     if (full) shed(reply, full)
   })
 

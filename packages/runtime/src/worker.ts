@@ -69,7 +69,7 @@ async function start (): Promise<void> {
   // Registered before the app so its preHandler runs ahead of the app's own, after its onRequest.
   if (data.shedding) await app.register(loadShedding, { ...data.shedding, [kWorkerStatus]: status })
   // After shedding, so its preHandler sees only admitted requests; before the app, so it sees all of them.
-  if (data.metrics) metrics = registerWorkerMetrics(app)
+  if (data.metrics) metrics = registerWorkerMetrics(app, Boolean(data.shedding))
   await app.register(plugin, data.appOptions)
   const warmup = data.warmup ? await warmUp(app, data.warmup) : undefined
   // reusePort goes straight to net.Server#listen; Fastify's types do not list it yet.

@@ -63,14 +63,6 @@ function otherThanLoad (answers: Answers): unknown[] {
   return answers.filter((r) => r.status !== 200).map((r) => r.headers['x-spindle-shed']).filter((why) => why !== 'backlog' && why !== 'overload')
 }
 
-/** Sends `count` renders of `path`, one every `every` ms, each over the next free connection. */
-async function stream (send: Send, path: string, count: number, every: number): Promise<Answers> {
-  return await Promise.all(Array.from({ length: count }, async (_, i) => {
-    await sleep(i * every)
-    return (await send(path, 1))[0]!
-  }))
-}
-
 /**
  * Starts a 1-worker server with these shedding options, teaches it what `render` costs (24
  * renders one after another) and opens `count` connections to it; returns the server and

@@ -18,6 +18,8 @@ const POLL = 2
 /** Share of the last poll interval the loop must have idled for another render to start. */
 const IDLE_TO_START = 0.25
 
+/** load-shedding.ts's kStartedAt (by its registry key: that module imports this one). */
+const kStartedAt = Symbol.for('spindle.startedAt')
 /** Set on a socket once a render arrived on it: later ones are not its first. */
 const kSeen = Symbol('spindle.renderSeen')
 
@@ -108,6 +110,7 @@ export class RenderQueue {
   #start (reply: FastifyReply, start: Start, arrived: number, now: number): void {
     const res = reply.raw
     this.#running.set(res, now)
+    ;(reply.request.raw as { [kStartedAt]?: number })[kStartedAt] = now
     this.#controller.started(now, now - arrived)
     res.once('close', this.#onClose)
     start()

@@ -4,7 +4,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Counter, type Metric, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client'
 import { BucketHistogram, type HistogramSeries } from './bucket-histogram.ts'
-import { kArrivedAt } from '../load-shedding.ts'
+import { kArrivedAt, kStartedAt } from '../load-shedding.ts'
+
+type Stamps = { [kArrivedAt]?: number, [kStartedAt]?: number }
 
 /**
  * Bucket bounds in seconds: from a cache hit (well under a millisecond) to a render that
@@ -29,10 +31,11 @@ function statusClass (code: number): string {
 }
 
 /**
- * Registers the hooks that feed the registry. Call it after the load-shedding plugin and
- * before the app, so the preHandler here runs once admission has let the request through.
+ * Registers the hook that feeds the registry (onResponse), and, when the load-shedding plugin
+ * is not there to stamp when each handler starts, a preHandler that does. Call it after the
+ * load-shedding plugin and before the app.
  */
-export function registerWorkerMetrics (app: FastifyInstance): WorkerMetrics {
+export function registerWorkerMetrics (app: FastifyInstance, stampedByShedding = false): WorkerMetrics {
   const registry = new Registry()
   const duration = new BucketHistogram(
     'spindle_http_request_duration_seconds',
@@ -68,19 +71,27 @@ export function registerWorkerMetrics (app: FastifyInstance): WorkerMetrics {
   })
 
   const series = new Map<string, HistogramSeries>()
-  app.addHook('preHandler', (request, _reply, done) => {
-    // Fastify's not-found handler runs preHandler hooks too: a 404 renders nothing.
-    if (request.routeOptions.url === undefined) { done(); return }
-    const arrived = (request.raw as { [kArrivedAt]?: number })[kArrivedAt]
-    if (arrived !== undefined) queueSeries.observe((performance.now() - arrived) / 1000)
-    rendered++
-    done()
-  })
+  // The load-shedding plugin stamps when a handler is let run; without it, a hook of our own does.
+  if (!stampedByShedding) {
+    app.addHook('preHandler', (request, _reply, done) => {
+      (request.raw as Stamps)[kStartedAt] = performance.now()
+      done()
+    })
+  }
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
-    const arrived = (request.raw as { [kArrivedAt]?: number })[kArrivedAt]
-    const ms = arrived === undefined ? reply.elapsedTime : performance.now() - arrived
+    const raw = request.raw as Stamps
+    const arrived = raw[kArrivedAt]
+    const now = performance.now()
+    const ms = arrived === undefined ? reply.elapsedTime : now - arrived
     // A 404 has no route pattern; the raw URL would give every probe its own series.
-    const route = request.routeOptions.url ?? 'unmatched'
+    const url = request.routeOptions.url
+    const route = url ?? 'unmatched'
+    // Reached a route handler (a 404 renders nothing; a cache hit or a shed request never starts).
+    const startedAt = raw[kStartedAt]
+    if (url !== undefined && startedAt !== undefined) {
+      rendered++
+      if (arrived !== undefined) queueSeries.observe((startedAt - arrived) / 1000)
+    }
     const status = statusClass(reply.statusCode)
     const key = route + '\0' + status
     let child = series.get(key)
