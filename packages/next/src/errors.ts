@@ -13,3 +13,5 @@ export const SPINDLE_NEXT_STANDALONE_NO_STATIC = createError(
   'SPINDLE_NEXT_STANDALONE_NO_STATIC',
   'The standalone build in %s has no .next/static: "next build" does not copy it there. Copy the app\'s .next/static into it (and public/ next to .next), as for Next\'s own server.js',
 )
+
+export const SPINDLE_NEXT_BAD_REQUEST = createError('SPINDLE_NEXT_BAD_REQUEST', 'Bad request: %s', 400)

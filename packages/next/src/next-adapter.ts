@@ -12,7 +12,8 @@ declare module 'fastify' {
     rawBody?: boolean
   }
 }
-import { resolveNextOptions, type NextAdapterOptions } from './options.ts'
+import { resolveNextOptions, type NextAdapterOptions, type ResolvedNextAdapterOptions } from './options.ts'
+import { poolRender } from './pool-render.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
 
 type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
@@ -32,13 +33,36 @@ declare module 'fastify' {
 }
 
 /** Loads `next` from the app's folder, so the app's own copy (and its config) is used. */
-function loadNext (dir: string): (opts: { dir: string, dev: boolean, quiet: boolean, customServer?: boolean, httpServer?: unknown }) => NextServer {
+export function loadNext (dir: string): (opts: { dir: string, dev: boolean, quiet: boolean, customServer?: boolean, httpServer?: unknown }) => NextServer {
   const mod = createRequire(join(dir, 'package.json'))('next') as { default?: unknown }
   return (typeof mod === 'function' ? mod : mod.default) as (opts: object) => NextServer
 }
 
 async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): Promise<void> {
   const opts = resolveNextOptions(options)
+  const render = opts.threads > 0 ? await poolRender(fastify, opts) : await inThreadRender(fastify, opts)
+  // httpCache (@spindle/cache) keys pages by build, so after a redeploy no worker serves
+  // HTML that points at the old build's chunks. Checked once ready: either may register first.
+  if (!opts.dev) {
+    fastify.addHook('onReady', async () => {
+      const cache = (fastify as { httpCache?: { setBuildId?: (id: string | undefined) => void } }).httpCache
+      cache?.setBuildId?.(readFileSync(join(opts.dir, '.next', 'BUILD_ID'), 'utf8').trim())
+    })
+  }
+
+  // Encapsulated, so the raw-body parser below applies to Next's routes only: the user's
+  // own routes keep Fastify's JSON and form parsing.
+  await fastify.register(async function nextRoutes (scope) {
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
+    // rawBody: the framework reads the request stream itself; @spindle/runtime's body guard
+    // leaves it to the framework's own limits (docs/security.md).
+    scope.route({ method: METHODS, url: '/', handler: render, config: { rawBody: true } })
+    scope.route({ method: METHODS, url: '/*', handler: render, config: { rawBody: true } })
+  })
+}
+
+async function inThreadRender (fastify: FastifyInstance, opts: ResolvedNextAdapterOptions): Promise<(request: FastifyRequest, reply: FastifyReply) => Promise<void>> {
   // `output: 'standalone'`: `dir` may be the standalone tree itself, which has no next.config.
   const standalone = opts.dev ? undefined : readStandaloneConfig(opts.dir)
   // With httpServer, Next listens for upgrades (the dev server's HMR websocket) on Fastify's
@@ -52,16 +76,7 @@ async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): P
   const handle = app.getRequestHandler()
   fastify.decorate('next', app)
   fastify.addHook('onClose', async () => { await app.close?.() })
-  // httpCache (@spindle/cache) keys pages by build, so after a redeploy no worker serves
-  // HTML that points at the old build's chunks. Checked once ready: either may register first.
-  if (!opts.dev) {
-    fastify.addHook('onReady', async () => {
-      const cache = (fastify as { httpCache?: { setBuildId?: (id: string | undefined) => void } }).httpCache
-      cache?.setBuildId?.(readFileSync(join(opts.dir, '.next', 'BUILD_ID'), 'utf8').trim())
-    })
-  }
-
-  const render = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const res = reply.raw
     // Next writes to the raw response: headers already set on `reply` (by hooks or plugins)
     // would be lost at hijack, so they move to the raw response first.
@@ -83,17 +98,6 @@ async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): P
       }
     }
   }
-
-  // Encapsulated, so the raw-body parser below applies to Next's routes only: the user's
-  // own routes keep Fastify's JSON and form parsing.
-  await fastify.register(async function nextRoutes (scope) {
-    scope.removeAllContentTypeParsers()
-    scope.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
-    // rawBody: the framework reads the request stream itself; @spindle/runtime's body guard
-    // leaves it to the framework's own limits (docs/security.md).
-    scope.route({ method: METHODS, url: '/', handler: render, config: { rawBody: true } })
-    scope.route({ method: METHODS, url: '/*', handler: render, config: { rawBody: true } })
-  })
 }
 
 /**

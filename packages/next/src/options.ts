@@ -9,15 +9,30 @@ export interface NextAdapterOptions {
   dev?: boolean
   /** Hide Next's own start-up messages. Default true. */
   quiet?: boolean
+  /**
+   * Render pool threads: 0 renders in the thread that runs Fastify (default); N > 0 runs Next
+   * in N piscina threads while this thread keeps the sockets and the hooks (docs/pool-mode.md).
+   */
+  threads?: number
+  /** Renders one pool thread runs at once. Default 4. */
+  threadConcurrency?: number
+  /** ms a request may wait for a free pool slot before it is answered 503. Default 1000. */
+  maxBacklog?: number
+  /** ms a pool thread may stay fully busy before it is ended and replaced; 0 = never. Default 10000. */
+  hangTimeout?: number
 }
 
 export interface ResolvedNextAdapterOptions {
   readonly dir: string
   readonly dev: boolean
   readonly quiet: boolean
+  readonly threads: number
+  readonly threadConcurrency: number
+  readonly maxBacklog: number
+  readonly hangTimeout: number
 }
 
-const KNOWN = new Set(['dir', 'dev', 'quiet'])
+const KNOWN = new Set(['dir', 'dev', 'quiet', 'threads', 'threadConcurrency', 'maxBacklog', 'hangTimeout'])
 
 function fail (message: string): never {
   throw new SPINDLE_NEXT_INVALID_OPTION(message)
@@ -35,5 +50,20 @@ export function resolveNextOptions (input: NextAdapterOptions): ResolvedNextAdap
   }
   const dev = input.dev ?? false
   if (!dev && !existsSync(join(dir, '.next', 'BUILD_ID'))) throw new SPINDLE_NEXT_NO_BUILD(dir)
-  return Object.freeze({ dir, dev, quiet: input.quiet ?? true })
+  const threads = count(input.threads ?? 0, 'threads', 0)
+  if (threads > 0 && dev) fail('threads is for a production build: with dev: true Next renders in the thread that runs Fastify')
+  return Object.freeze({
+    dir,
+    dev,
+    quiet: input.quiet ?? true,
+    threads,
+    threadConcurrency: count(input.threadConcurrency ?? 4, 'threadConcurrency', 1),
+    maxBacklog: count(input.maxBacklog ?? 1000, 'maxBacklog', 1),
+    hangTimeout: count(input.hangTimeout ?? 10_000, 'hangTimeout', 0),
+  })
+}
+
+function count (value: unknown, name: string, min: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) fail(`${name} must be an integer from ${min}, got ${JSON.stringify(value)}`)
+  return value
 }

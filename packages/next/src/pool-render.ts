@@ -1,0 +1,36 @@
+// Pool mode of the adapter: this thread keeps Fastify and its hooks; each request to Next's
+// routes goes to a render pool thread (pool-thread.ts) that runs Next.
+import { fileURLToPath } from 'node:url'
+import { workerData } from 'node:worker_threads'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { RenderPool, requestHead } from '@spindle/runtime/pool'
+import { SPINDLE_NEXT_BAD_REQUEST } from './errors.ts'
+import type { ResolvedNextAdapterOptions } from './options.ts'
+
+/** ms the pool threads have for Next's prepare() (about 1.5 s each on two busy cores). */
+const START_TIMEOUT = 120_000
+// RFC 3986 host[:port]: anything else could shift where the path starts.
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+)(?::\d{1,5})?$/
+
+export async function poolRender (fastify: FastifyInstance, opts: ResolvedNextAdapterOptions): Promise<(request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>> {
+  const pool = await RenderPool.start({
+    filename: fileURLToPath(new URL('./pool-thread.js', import.meta.url)),
+    threads: opts.threads,
+    concurrency: opts.threadConcurrency,
+    options: { dir: opts.dir, quiet: opts.quiet },
+    // Inside a runtime worker, its shared resources (the shared cache) go on to the pool
+    // threads, so withSpindle's handlers there use the one store.
+    shared: (workerData as { shared?: Record<string, unknown> } | null)?.shared ?? {},
+    maxBacklog: opts.maxBacklog,
+    hangTimeout: opts.hangTimeout,
+    startTimeout: START_TIMEOUT,
+    log: fastify.log,
+  })
+  fastify.addHook('onClose', async () => { await pool.close() })
+
+  return async (request, reply) => {
+    if (!HOST.test(request.host) || request.url[0] !== '/') throw new SPINDLE_NEXT_BAD_REQUEST('invalid Host or request target')
+    await pool.dispatch(request, reply, requestHead(request, `${request.protocol}://${request.host}${request.url}`))
+    return reply
+  }
+}

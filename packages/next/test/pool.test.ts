@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { threadId } from 'node:worker_threads'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { FormData, request } from 'undici'
+import { nextAdapter } from '@spindle/next'
+import { appDir, buildApp } from './fixtures/build.ts'
+
+// The adapter's own suite, in pool mode: Next runs in 2 pool threads, Fastify and its hooks here.
+let fastify: FastifyInstance
+let base: string
+const statuses: Array<[string, number]> = []
+
+beforeAll(async () => {
+  buildApp()
+  fastify = Fastify()
+  fastify.addHook('onRequest', async (_req, reply) => { reply.header('x-from-fastify', 'yes') })
+  fastify.addHook('onResponse', async (req, reply) => { statuses.push([req.url, reply.statusCode]) })
+  await fastify.register(nextAdapter, { dir: appDir, threads: 2 })
+  await fastify.listen({ port: 0, host: '127.0.0.1' })
+  base = `http://127.0.0.1:${(fastify.server.address() as { port: number }).port}`
+}, 240_000)
+
+afterAll(async () => { await fastify?.close() })
+
+async function get (path: string, init: Parameters<typeof request>[1] = {}) {
+  const res = await request(base + path, init)
+  return { status: res.statusCode, headers: res.headers, body: await res.body.text() }
+}
+
+describe('nextAdapter with threads: Next runs in pool threads', () => {
+  it('renders App Router pages with headers set by Fastify hooks, route handlers on both pool threads', async () => {
+    const res = await get('/')
+    expect(res.status).toBe(200)
+    expect(res.body).toContain('clicked <!-- -->0<!-- --> times')
+    expect(res.headers['x-from-fastify']).toBe('yes')
+    const threads = await Promise.all(Array.from({ length: 6 }, async () => JSON.parse((await get('/api/thread')).body).thread as number))
+    expect(new Set(threads).size).toBe(2)
+    expect(threads).not.toContain(threadId)
+  })
+
+  it('streams a Suspense boundary: the fallback arrives before the resolved part', async () => {
+    const started = Date.now()
+    const res = await request(base + '/stream')
+    const arrivals: Array<{ at: number, text: string }> = []
+    for await (const chunk of res.body) arrivals.push({ at: Date.now() - started, text: String(chunk) })
+    const first = arrivals.findIndex((a) => a.text.includes('loading slow part'))
+    const last = arrivals.findIndex((a) => a.text.includes('slow part done'))
+    expect(first).toBeGreaterThanOrEqual(0)
+    expect(last).toBeGreaterThan(first)
+    expect(arrivals[last]!.at - arrivals[first]!.at).toBeGreaterThan(150)
+  })
+
+  it('serves /_next/static, public/ files, a Pages Router page and next/image', async () => {
+    const home = await get('/')
+    const asset = /\/_next\/static\/[^"]+\.js/.exec(home.body)?.[0]
+    const res = await get(asset!)
+    expect(res.status).toBe(200)
+    expect(res.headers['cache-control']).toContain('immutable')
+    expect((await get('/hello.txt')).body).toBe('hello from public\n')
+    expect((await get('/legacy')).body).toContain('pages router')
+    const image = await get('/_next/image?url=%2Fpixel.png&w=64&q=75', { headers: { accept: 'image/webp,image/*' } })
+    expect(image.status).toBe(200)
+    expect(image.headers['content-type']).toMatch(/^image\//)
+  })
+
+  it('runs the proxy (middleware) rewrites and redirects; onResponse sees the real status', async () => {
+    const rewritten = await get('/old')
+    expect(rewritten.body).toContain('static page')
+    expect(rewritten.headers['x-proxy']).toBe('rewrote')
+    const moved = await get('/moved')
+    expect(moved.status).toBe(308)
+    expect(moved.headers.location).toMatch(/\/static$/)
+    const missing = await get('/no/such/page')
+    expect(missing.status).toBe(404)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(statuses).toContainEqual(['/moved', 308])
+    expect(statuses).toContainEqual(['/no/such/page', 404])
+  })
+
+  it('passes request bodies to route handlers, answers HEAD without a body, and runs a server action', async () => {
+    const payload = JSON.stringify({ a: 1, nested: { b: [1, 2, 3] } })
+    const echo = await get('/api/echo', { method: 'POST', body: payload, headers: { 'content-type': 'application/json' } })
+    expect(JSON.parse(echo.body)).toEqual({ contentType: 'application/json', length: payload.length, text: payload })
+    const head = await get('/static', { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(head.body).toBe('')
+    const page = await get('/action')
+    const actionField = /name="(\$ACTION_ID_[^"]+)"/.exec(page.body)?.[1]
+    expect(actionField).toBeDefined()
+    const form = new FormData()
+    form.append(actionField!, '')
+    form.append('n', '7')
+    const res = await request(base + '/action', { method: 'POST', body: form, headers: { origin: base } })
+    await res.body.text()
+    expect(res.statusCode).toBeLessThan(400)
+    expect((await get('/action')).body).toMatch(/submitted <!-- -->7/)
+  })
+
+  it('compresses with Next\'s own compression, the headers intact', async () => {
+    const res = await request(base + '/', { headers: { 'accept-encoding': 'gzip' } })
+    expect(res.headers['content-encoding']).toBe('gzip')
+    const { gunzipSync } = await import('node:zlib')
+    expect(gunzipSync(Buffer.from(await res.body.arrayBuffer())).toString()).toContain('clicked')
+  })
+})
+
+describe('nextAdapter threads options', () => {
+  it('refuses threads with dev and bad counts, naming the option', async () => {
+    for (const [opts, message] of [
+      [{ dir: appDir, dev: true, threads: 2 }, 'threads is for a production build'],
+      [{ dir: appDir, threads: 1.5 }, 'threads must be an integer from 0'],
+    ] as const) {
+      const app = Fastify()
+      await expect(app.register(nextAdapter, opts as never)).rejects.toMatchObject({ code: 'SPINDLE_NEXT_INVALID_OPTION', message: expect.stringContaining(message) })
+      await app.close()
+    }
+  })
+})
