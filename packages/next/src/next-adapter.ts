@@ -23,6 +23,9 @@ interface NextServer {
   close? (): Promise<void>
 }
 
+/** What next() takes here. hostname and port make the URLs Next builds (route handlers' request.url) name this server, not localhost:3000. */
+export interface NextServerOptions { dir: string, dev: boolean, quiet: boolean, hostname: string, port: number, customServer: true, httpServer?: unknown }
+
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
 declare module 'fastify' {
@@ -33,7 +36,7 @@ declare module 'fastify' {
 }
 
 /** Loads `next` from the app's folder, so the app's own copy (and its config) is used. */
-export function loadNext (dir: string): (opts: { dir: string, dev: boolean, quiet: boolean, customServer?: boolean, httpServer?: unknown }) => NextServer {
+export function loadNext (dir: string): (opts: NextServerOptions) => NextServer {
   const mod = createRequire(join(dir, 'package.json'))('next') as { default?: unknown }
   return (typeof mod === 'function' ? mod : mod.default) as (opts: object) => NextServer
 }
@@ -67,7 +70,7 @@ async function inThreadRender (fastify: FastifyInstance, opts: ResolvedNextAdapt
   const standalone = opts.dev ? undefined : readStandaloneConfig(opts.dir)
   // With httpServer, Next listens for upgrades (the dev server's HMR websocket) on Fastify's
   // own server once it has handled a request; a second listener here would answer them twice.
-  const app = loadNext(opts.dir)({ dir: opts.dir, dev: opts.dev, quiet: opts.quiet, customServer: true, httpServer: fastify.server })
+  const app = loadNext(opts.dir)({ dir: opts.dir, dev: opts.dev, quiet: opts.quiet, hostname: opts.hostname, port: opts.port, customServer: true, httpServer: fastify.server })
   try {
     await withStandaloneConfig(standalone, () => app.prepare())
   } catch (err) {

@@ -1,5 +1,6 @@
 import { existsSync, statSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
+import { isMainThread, workerData } from 'node:worker_threads'
 import { SPINDLE_NEXT_INVALID_OPTION, SPINDLE_NEXT_NO_BUILD } from './errors.ts'
 
 export interface NextAdapterOptions {
@@ -10,8 +11,10 @@ export interface NextAdapterOptions {
   /** Hide Next's own start-up messages. Default true. */
   quiet?: boolean
   /**
-   * Render pool threads: 0 renders in the thread that runs Fastify (default); N > 0 runs Next
-   * in N piscina threads while this thread keeps the sockets and the hooks (docs/pool-mode.md).
+   * Render pool threads: 0 renders in the thread that runs Fastify; N > 0 runs Next in N
+   * piscina threads while this thread keeps the sockets and the hooks (docs/pool-mode.md).
+   * Absent: the SPINDLE_POOL_THREADS environment variable when it is a positive integer
+   * (`spindle start --mode pool` sets it), else 0.
    */
   threads?: number
   /** Renders one pool thread runs at once. Default 4. */
@@ -20,6 +23,13 @@ export interface NextAdapterOptions {
   maxBacklog?: number
   /** ms a pool thread may stay fully busy before it is ended and replaced; 0 = never. Default 10000. */
   hangTimeout?: number
+  /**
+   * The host name Next puts in the URLs it builds (`request.url` in route handlers and
+   * the proxy). Default: the host a Spindle worker listens on, else 'localhost'.
+   */
+  hostname?: string
+  /** The port Next puts in those URLs. Default: the port a Spindle worker listens on, else PORT, else 3000. */
+  port?: number
 }
 
 export interface ResolvedNextAdapterOptions {
@@ -30,9 +40,11 @@ export interface ResolvedNextAdapterOptions {
   readonly threadConcurrency: number
   readonly maxBacklog: number
   readonly hangTimeout: number
+  readonly hostname: string
+  readonly port: number
 }
 
-const KNOWN = new Set(['dir', 'dev', 'quiet', 'threads', 'threadConcurrency', 'maxBacklog', 'hangTimeout'])
+const KNOWN = new Set(['dir', 'dev', 'quiet', 'threads', 'threadConcurrency', 'maxBacklog', 'hangTimeout', 'hostname', 'port'])
 
 function fail (message: string): never {
   throw new SPINDLE_NEXT_INVALID_OPTION(message)
@@ -50,8 +62,12 @@ export function resolveNextOptions (input: NextAdapterOptions): ResolvedNextAdap
   }
   const dev = input.dev ?? false
   if (!dev && !existsSync(join(dir, '.next', 'BUILD_ID'))) throw new SPINDLE_NEXT_NO_BUILD(dir)
-  const threads = count(input.threads ?? 0, 'threads', 0)
+  const threads = input.threads === undefined ? (dev ? 0 : envThreads()) : count(input.threads, 'threads', 0)
   if (threads > 0 && dev) fail('threads is for a production build: with dev: true Next renders in the thread that runs Fastify')
+  if (input.hostname !== undefined && (typeof input.hostname !== 'string' || input.hostname.length === 0)) fail(`hostname must be a non-empty string, got ${JSON.stringify(input.hostname)}`)
+  if (input.port !== undefined) count(input.port, 'port', 1)
+  if (input.port !== undefined && input.port > 65_535) fail(`port must be an integer from 1 to 65535, got ${input.port}`)
+  const listening = runtimeAddress()
   return Object.freeze({
     dir,
     dev,
@@ -60,10 +76,31 @@ export function resolveNextOptions (input: NextAdapterOptions): ResolvedNextAdap
     threadConcurrency: count(input.threadConcurrency ?? 4, 'threadConcurrency', 1),
     maxBacklog: count(input.maxBacklog ?? 1000, 'maxBacklog', 1),
     hangTimeout: count(input.hangTimeout ?? 10_000, 'hangTimeout', 0),
+    hostname: input.hostname ?? listening?.host ?? 'localhost',
+    port: input.port ?? listening?.port ?? envPort() ?? 3000,
   })
 }
 
 function count (value: unknown, name: string, min: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) fail(`${name} must be an integer from ${min}, got ${JSON.stringify(value)}`)
   return value
+}
+
+/** `spindle start --mode pool` runs one Fastify worker and tells it the pool size here. */
+function envThreads (): number {
+  const n = Number(process.env.SPINDLE_POOL_THREADS)
+  return Number.isInteger(n) && n > 0 ? n : 0
+}
+
+function envPort (): number | undefined {
+  const n = Number(process.env.PORT)
+  return Number.isInteger(n) && n > 0 && n <= 65_535 ? n : undefined
+}
+
+/** Where the Spindle worker running this code listens (its workerData), if it is one. */
+function runtimeAddress (): { host: string, port: number } | undefined {
+  if (isMainThread) return undefined
+  const d = workerData as { kind?: unknown, host?: unknown, port?: unknown } | null
+  if (d?.kind !== 'spindle-worker' || typeof d.host !== 'string' || typeof d.port !== 'number' || d.port <= 0) return undefined
+  return { host: d.host, port: d.port }
 }

@@ -5,6 +5,8 @@ import { workerData } from 'node:worker_threads'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { RenderPool, requestHead } from '@spindle/runtime/pool'
 import { SPINDLE_NEXT_BAD_REQUEST } from './errors.ts'
+import { DEFAULT_SHARED_NAME, SharedStore } from '@spindle/cache'
+import { nextCacheStore } from './cache/store.ts'
 import type { ResolvedNextAdapterOptions } from './options.ts'
 
 /** ms the pool threads have for Next's prepare() (about 1.5 s each on two busy cores). */
@@ -17,10 +19,8 @@ export async function poolRender (fastify: FastifyInstance, opts: ResolvedNextAd
     filename: fileURLToPath(new URL('./pool-thread.js', import.meta.url)),
     threads: opts.threads,
     concurrency: opts.threadConcurrency,
-    options: { dir: opts.dir, quiet: opts.quiet },
-    // Inside a runtime worker, its shared resources (the shared cache) go on to the pool
-    // threads, so withSpindle's handlers there use the one store.
-    shared: (workerData as { shared?: Record<string, unknown> } | null)?.shared ?? {},
+    options: { dir: opts.dir, quiet: opts.quiet, hostname: opts.hostname, port: opts.port },
+    shared: sharedForThreads(fastify),
     maxBacklog: opts.maxBacklog,
     hangTimeout: opts.hangTimeout,
     startTimeout: START_TIMEOUT,
@@ -33,4 +33,20 @@ export async function poolRender (fastify: FastifyInstance, opts: ResolvedNextAd
     await pool.dispatch(request, reply, requestHead(request, `${request.protocol}://${request.host}${request.url}`))
     return reply
   }
+}
+
+/**
+ * What the pool threads get as workerData.shared, so that withSpindle's handlers in every
+ * pool thread open one store. Inside a Spindle worker: the resources it was given (the
+ * process's shared cache). In a server of your own: the store of httpCache when it was
+ * registered first (so Next's revalidation also purges its pages), else this thread's
+ * Next cache store.
+ */
+function sharedForThreads (fastify: FastifyInstance): Record<string, unknown> {
+  const given = (workerData as { shared?: Record<string, unknown> } | null)?.shared
+  if (given?.[DEFAULT_SHARED_NAME] instanceof SharedArrayBuffer) return given
+  const httpStore = (fastify as { httpCache?: { store?: unknown } }).httpCache?.store
+  const own = nextCacheStore()
+  const store = httpStore instanceof SharedStore ? httpStore : own instanceof SharedStore ? own : own.memory
+  return { ...given, [DEFAULT_SHARED_NAME]: store.buffer }
 }

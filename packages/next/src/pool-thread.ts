@@ -13,8 +13,8 @@ import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
 /** Connection-level headers of the null socket light-my-request writes to: not the client's. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date'])
 
-const { dir, quiet } = threadOptions<{ dir: string, quiet: boolean }>()
-const app = loadNext(dir)({ dir, dev: false, quiet, customServer: true })
+const { dir, quiet, hostname, port } = threadOptions<{ dir: string, quiet: boolean, hostname: string, port: number }>()
+const app = loadNext(dir)({ dir, dev: false, quiet, hostname, port, customServer: true })
 await withStandaloneConfig(readStandaloneConfig(dir), () => app.prepare())
 const handle = app.getRequestHandler()
 signalReady()

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
 import { serve, type SpindleServer } from '@spindle/runtime'
@@ -8,9 +10,15 @@ let server: SpindleServer
 
 beforeAll(async () => {
   buildApp()
+  // A port known before the workers start, as in production: with port 0 the first worker
+  // learns its port only after Next has started (docs/next.md).
+  const probe = createServer().listen(0, '127.0.0.1')
+  await once(probe, 'listening')
+  const port = (probe.address() as { port: number }).port
+  await new Promise((resolve) => probe.close(resolve))
   server = await serve({
     app: fileURLToPath(new URL('./fixtures/app-module.js', import.meta.url)),
-    workers: 2, port: 0, host: '127.0.0.1', controlPort: 0, handleSignals: false,
+    workers: 2, port, host: '127.0.0.1', controlPort: 0, handleSignals: false,
   })
 })
 
@@ -31,6 +39,11 @@ describe('nextAdapter in 2 runtime workers', () => {
       threads.add(JSON.parse(res.body).thread)
     }
     expect(threads.size).toBe(2)
+  })
+
+  it('gives route handlers the URL the worker listens on, not localhost:3000', async () => {
+    // Next writes a loopback address as localhost. New connections, so both workers answer.
+    for (let i = 0; i < 6; i++) expect(JSON.parse((await fresh('/api/url?x=1')).body).url).toBe(`http://localhost:${server.port}/api/url?x=1`)
   })
 
   it('renders, streams and accepts bodies in workers', async () => {

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
 import { threadId } from 'node:worker_threads'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { FormData, request } from 'undici'
@@ -15,9 +17,14 @@ beforeAll(async () => {
   fastify = Fastify()
   fastify.addHook('onRequest', async (_req, reply) => { reply.header('x-from-fastify', 'yes') })
   fastify.addHook('onResponse', async (req, reply) => { statuses.push([req.url, reply.statusCode]) })
-  await fastify.register(nextAdapter, { dir: appDir, threads: 2 })
-  await fastify.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(fastify.server.address() as { port: number }).port}`
+  // Next is told where the server listens before it starts: find a free port first.
+  const probe = createServer().listen(0, '127.0.0.1')
+  await once(probe, 'listening')
+  const port = (probe.address() as { port: number }).port
+  await new Promise((resolve) => probe.close(resolve))
+  await fastify.register(nextAdapter, { dir: appDir, threads: 2, hostname: 'app.spindle.test', port })
+  await fastify.listen({ port, host: '127.0.0.1' })
+  base = `http://127.0.0.1:${port}`
 }, 240_000)
 
 afterAll(async () => { await fastify?.close() })
@@ -96,6 +103,11 @@ describe('nextAdapter with threads: Next runs in pool threads', () => {
     expect((await get('/action')).body).toMatch(/submitted <!-- -->7/)
   })
 
+  it('gives route handlers the URL of this server (hostname and port), not localhost:3000', async () => {
+    const { port } = new URL(base)
+    expect(JSON.parse((await get('/api/url?x=1')).body).url).toBe(`http://app.spindle.test:${port}/api/url?x=1`)
+  })
+
   it('compresses with Next\'s own compression, the headers intact', async () => {
     const res = await request(base + '/', { headers: { 'accept-encoding': 'gzip' } })
     expect(res.headers['content-encoding']).toBe('gzip')
@@ -109,10 +121,28 @@ describe('nextAdapter threads options', () => {
     for (const [opts, message] of [
       [{ dir: appDir, dev: true, threads: 2 }, 'threads is for a production build'],
       [{ dir: appDir, threads: 1.5 }, 'threads must be an integer from 0'],
+      [{ dir: appDir, port: 70_000 }, 'port must be an integer from 1 to 65535'],
+      [{ dir: appDir, hostname: '' }, 'hostname must be a non-empty string'],
     ] as const) {
       const app = Fastify()
       await expect(app.register(nextAdapter, opts as never)).rejects.toMatchObject({ code: 'SPINDLE_NEXT_INVALID_OPTION', message: expect.stringContaining(message) })
       await app.close()
+    }
+  })
+
+  it('takes threads from SPINDLE_POOL_THREADS when the option is absent; an explicit threads: 0 wins', async () => {
+    process.env.SPINDLE_POOL_THREADS = '1'
+    try {
+      for (const [threads, inPool] of [[undefined, true], [0, false]] as const) {
+        const app = Fastify()
+        await app.register(nextAdapter, { dir: appDir, ...(threads === undefined ? {} : { threads }) })
+        const res = await app.inject('/api/thread')
+        expect(res.statusCode).toBe(200)
+        expect(res.json().thread !== threadId).toBe(inPool)
+        await app.close()
+      }
+    } finally {
+      delete process.env.SPINDLE_POOL_THREADS
     }
   })
 })

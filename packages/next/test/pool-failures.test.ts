@@ -1,0 +1,96 @@
+// nextAdapter with threads: a client that leaves stops Next's render in the pool thread, and
+// a pool thread that dies fails only its own requests and is replaced. Its own server: no
+// request here loads sharp (next/image) in a thread that is then ended.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { request } from 'undici'
+import { nextAdapter } from '@spindle/next'
+import { appDir, buildApp } from './fixtures/build.ts'
+
+const tmp = mkdtempSync(join(tmpdir(), 'spindle-next-pool-'))
+const ticksLog = join(tmp, 'ticks.log')
+let fastify: FastifyInstance
+let base: string
+
+beforeAll(async () => {
+  buildApp()
+  // Pool threads start with a copy of this environment.
+  process.env.TICKS_LOG = ticksLog
+  fastify = Fastify()
+  await fastify.register(nextAdapter, { dir: appDir, threads: 2, threadConcurrency: 2 })
+  await fastify.listen({ port: 0, host: '127.0.0.1' })
+  base = `http://127.0.0.1:${(fastify.server.address() as { port: number }).port}`
+}, 240_000)
+
+afterAll(async () => {
+  await fastify?.close()
+  delete process.env.TICKS_LOG
+  rmSync(tmp, { recursive: true, force: true })
+})
+
+async function get (path: string) {
+  const res = await request(base + path)
+  return { status: res.statusCode, headers: res.headers, body: await res.body.text() }
+}
+
+function ticks (): string[] {
+  try {
+    return readFileSync(ticksLog, 'utf8').split('\n').filter(Boolean)
+  } catch {
+    return []
+  }
+}
+
+describe('nextAdapter with threads: failures', () => {
+  it('streams a route handler and stops it in the pool thread when the client disconnects', async () => {
+    const ac = new AbortController()
+    const res = await request(base + '/api/ticks', { signal: ac.signal })
+    const seen: string[] = []
+    for await (const chunk of res.body) {
+      seen.push(String(chunk))
+      if (seen.join('').includes('tick 3')) break
+    }
+    ac.abort()
+    let log: string[] = []
+    for (let i = 0; i < 40 && !log.includes('cancelled'); i++) {
+      await sleep(50)
+      log = ticks()
+    }
+    expect(log).toContain('cancelled')
+    await sleep(300)
+    // Nothing rendered after the cancellation, and far fewer than the 100 ticks of a full run.
+    const after = ticks()
+    expect(after.at(-1)).toBe('cancelled')
+    expect(after.length).toBeLessThan(30)
+    // The slot was given back: the pool still serves.
+    expect((await get('/api/thread')).status).toBe(200)
+  })
+
+  it('a pool thread that dies fails only its own requests (502) and is replaced', async () => {
+    const before = new Set<number>()
+    for (const res of await Promise.all([get('/api/thread'), get('/api/thread'), get('/api/thread'), get('/api/thread')])) before.add(JSON.parse(res.body).thread)
+    expect(before.size).toBe(2)
+    // The dying request goes to one thread; the stream, sent while it runs, to the other.
+    const crash = get('/api/crash')
+    await sleep(100)
+    const other = get('/stream')
+    const crashed = await crash
+    expect(crashed.status).toBe(502)
+    expect(JSON.parse(crashed.body).code).toBe('SPINDLE_RUNTIME_POOL_THREAD_FAILED')
+    const page = await other
+    expect(page.status).toBe(200)
+    expect(page.body).toContain('slow part done')
+    // A replacement prepares Next (about 1.5 s) and then serves beside the survivor.
+    const after = new Set<number>()
+    for (let i = 0; i < 200 && after.size < 2; i++) {
+      for (const res of await Promise.all([get('/api/thread'), get('/api/thread')])) if (res.status === 200) after.add(JSON.parse(res.body).thread)
+      if (after.size < 2) await sleep(100)
+    }
+    expect(after.size).toBe(2)
+    expect([...after].filter((t) => !before.has(t))).toHaveLength(1)
+  }, 60_000)
+})
