@@ -1,5 +1,5 @@
 export { nextAdapter } from './next-adapter.ts'
 export type { NextAdapterOptions } from './options.ts'
-export { SPINDLE_NEXT_INVALID_OPTION, SPINDLE_NEXT_NO_BUILD, SPINDLE_NEXT_PREPARE_FAILED, SPINDLE_NEXT_STANDALONE_NO_STATIC } from './errors.ts'
+export { SPINDLE_NEXT_BAD_REQUEST, SPINDLE_NEXT_INVALID_OPTION, SPINDLE_NEXT_NO_BUILD, SPINDLE_NEXT_PREPARE_FAILED, SPINDLE_NEXT_STANDALONE_NO_STATIC } from './errors.ts'
 export { withSpindle, SPINDLE_NEXT_CACHE_CONFLICT, SPINDLE_NEXT_CACHE_INVALID_CONFIG } from './cache/index.ts'
 export type { SpindleCacheSettings, SpindleNextConfig, WithSpindleOptions } from './cache/index.ts'

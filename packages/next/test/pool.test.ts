@@ -108,6 +108,12 @@ describe('nextAdapter with threads: Next runs in pool threads', () => {
     expect(JSON.parse((await get('/api/url?x=1')).body).url).toBe(`http://app.spindle.test:${port}/api/url?x=1`)
   })
 
+  it('answers 400 SPINDLE_NEXT_BAD_REQUEST to a Host that is not host[:port], before Next runs', async () => {
+    const res = await get('/api/url', { headers: { host: 'evil.test/other' } })
+    expect(res.status).toBe(400)
+    expect(JSON.parse(res.body).code).toBe('SPINDLE_NEXT_BAD_REQUEST')
+  })
+
   it('compresses with Next\'s own compression, the headers intact', async () => {
     const res = await request(base + '/', { headers: { 'accept-encoding': 'gzip' } })
     expect(res.headers['content-encoding']).toBe('gzip')
