@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util'
 import { SPINDLE_RUNTIME_CLI_USAGE } from './errors.ts'
 import { findConfigFile, loadConfigFile, type SpindleConfig } from './config.ts'
 import { createConsoleLogger } from './logger.ts'
-import { checkPlatform, serve } from './serve.ts'
+import { checkPlatform, holdSignals, serve } from './serve.ts'
 import { defaultWorkerCount } from './cpus.ts'
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
@@ -104,6 +104,8 @@ async function main (argv: string[]): Promise<void> {
 
   checkPlatform()
   const dev = command === 'dev'
+  // Signals that come while the config loads are noted, and serve() stops on them.
+  holdSignals()
   // Set before the workers start: each gets a copy of the environment, and the app's own
   // modules (and the frameworks) read it to pick their development mode.
   if (dev) process.env.NODE_ENV = 'development'

@@ -66,7 +66,9 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
   // Until the supervisor's handlers are in place (the option checks and the fleet tier take a
   // moment), a SIGTERM or SIGINT is noted rather than left to Node's default, which would end
   // the process with no exit code.
-  const early = (options as ServeOptions | undefined)?.handleSignals === false ? undefined : noteSignals()
+  const held = heldSignals
+  heldSignals = undefined
+  const early = (options as ServeOptions | undefined)?.handleSignals === false ? (held?.stop(), undefined) : held ?? noteSignals()
   let resolved: ResolvedOptions
   let fleet: Awaited<ReturnType<typeof startCacheFleet>>
   try {
@@ -177,6 +179,18 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
     restart: () => supervisor.rollingRestart(),
     close,
   })
+}
+
+let heldSignals: ReturnType<typeof noteSignals> | undefined
+
+/**
+ * From now until serve() starts, a SIGTERM or SIGINT is noted (serve() then stops at once)
+ * instead of ending the process by Node's default. The CLI calls it first thing: loading the
+ * config file and the first steps of serve() take a moment, and a signal in that moment
+ * would otherwise kill the process with no exit code.
+ */
+export function holdSignals (): void {
+  heldSignals ??= noteSignals()
 }
 
 /** Records the first SIGTERM or SIGINT until stop(), which removes the listeners and returns it. */

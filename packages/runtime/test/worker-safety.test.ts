@@ -37,7 +37,8 @@ describe('worker safety', () => {
     children.push(child)
     let err = ''
     const exit = once(child, 'exit')
-    // The banner is written right before serve() begins: the signal meets its first steps.
+    // The banner is written right before serve() begins: the signal meets its first steps
+    // (or the end of the CLI's own, which hold signals for serve() from the start).
     await new Promise<void>((resolve) => child.stderr!.on('data', (c: Buffer) => { err += c; if (err.includes('starting 2 workers')) resolve() }))
     child.kill('SIGTERM')
     const [code, signal] = await exit
