@@ -4,6 +4,7 @@ import { median } from './stats.mjs'
 export const CONFIG_TITLES = {
   single: 'single process',
   adapter: 'Fastify + adapter, 1 process',
+  'adapter-pool': 'Fastify + adapter, N pool threads, 1 process',
   cluster: 'node:cluster',
   pm2: 'PM2 cluster',
   watt: 'Platformatic Watt',
@@ -78,7 +79,7 @@ export function markdown ({ results, meta }) {
 
 /** Grouped horizontal bars: req/s of each configuration, one group per workload. */
 export function svgChart ({ results, meta }) {
-  const colors = { adapter: '#bdbdbd', single: '#9e9e9e', cluster: '#8d6e63', pm2: '#5c6bc0', watt: '#26a69a', 'spindle-1': '#ffb74d', spindle: '#e65100' }
+  const colors = { adapter: '#bdbdbd', 'adapter-pool': '#78909c', single: '#9e9e9e', cluster: '#8d6e63', pm2: '#5c6bc0', watt: '#26a69a', 'spindle-1': '#ffb74d', spindle: '#e65100' }
   const rowH = 18
   const labelW = 170
   const barW = 520

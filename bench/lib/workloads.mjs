@@ -54,7 +54,7 @@ export const workloads = {
       if (config === 'spindle') return spindle(dir, workers, port, [dir + '/app.js'])
       if (config === 'spindle-1') return spindle(dir, 1, port, [dir + '/app.js'])
       if (config === 'watt') return { unavailable: 'not measured for plain Fastify (Watt is measured on the Next.js workload)' }
-      if (config === 'adapter') return { unavailable: 'the single process is already plain Fastify' }
+      if (config === 'adapter' || config === 'adapter-pool') return { unavailable: 'the single process is already plain Fastify' }
       return forked(config, job, workers, port, dir)
     },
   },
@@ -73,7 +73,7 @@ export const workloads = {
       if (config === 'spindle') return spindle(apps, workers, port, ['-c', apps + 'cached-pages.config.mjs'])
       if (config === 'spindle-1') return spindle(apps, 1, port, ['-c', apps + 'cached-pages.config.mjs'])
       if (config === 'watt') return { unavailable: 'not measured: Watt caches outgoing fetch calls, not inbound pages' }
-      if (config === 'adapter') return { unavailable: 'the single process is already plain Fastify' }
+      if (config === 'adapter' || config === 'adapter-pool') return { unavailable: 'the single process is already plain Fastify' }
       return forked(config, job, workers, port, apps)
     },
   },
@@ -96,6 +96,9 @@ export const workloads = {
       if (config === 'spindle-1') return spindle(dir, 1, port)
       if (config === 'watt') return watt(dir, workers, port, workDir)
       if (config === 'adapter') return forked('single', nodeJob(apps + 'fastify-single.mjs', [dir + '/app.js']), 1, port, dir)
+      // The same plain Fastify process, Next in N pool threads: the example's nextAdapter
+      // has no threads option, so it takes SPINDLE_POOL_THREADS.
+      if (config === 'adapter-pool') return forked('single', nodeJob(apps + 'fastify-single.mjs', [dir + '/app.js']), 1, port, dir, { SPINDLE_POOL_THREADS: String(workers) })
       return forked(config, job, workers, port, dir)
     },
   },
@@ -116,6 +119,7 @@ export const workloads = {
       if (config === 'spindle-1') return spindle(dir, 1, port)
       if (config === 'watt') return { unavailable: 'Watt has no React Router capability on the npm registry (@platformatic/react-router is not published there)' }
       if (config === 'adapter') return forked('single', nodeJob(apps + 'fastify-single.mjs', [dir + '/app.js']), 1, port, dir)
+      if (config === 'adapter-pool') return { unavailable: 'measured for the Next.js workload' }
       if (!serveBin) return { unavailable: '@react-router/serve is not installed' }
       return forked(config, nodeJob(serveBin, [dir + '/build/server/index.js']), workers, port, dir)
     },

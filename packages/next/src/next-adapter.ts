@@ -30,7 +30,7 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The Next.js server the adapter mounted. */
+    /** The Next.js server the adapter mounted; undefined in pool mode (`threads`), where Next lives in the pool threads. */
     next: NextServer
   }
 }
