@@ -8,7 +8,7 @@ import { newBalanceState } from './balance.ts'
 import type { ResolvedOptions } from './options.ts'
 import {
   PHASE_STARTING, STATUS_BYTES, STATUS_HEARTBEAT, STATUS_INFLIGHT, STATUS_PHASE, STATUS_PRESSURE, STATUS_REQUESTS, STATUS_SHED_FIRST,
-  STATUS_ADMISSION, STATUS_HANDED_OFF, STATUS_HANDOFF,
+  STATUS_ADMISSION, STATUS_HANDED_OFF, STATUS_HANDOFF, SHUTDOWN_IDLE_GRACE,
   deserializeError, type MetricSnapshot, type SupervisorMessage, type WorkerData, type WarmupReport, type WorkerMessage,
 } from './protocol.ts'
 
@@ -166,15 +166,18 @@ export class ManagedWorker extends EventEmitter {
     }, () => {}).finally(() => { this.#heapPending = false })
   }
 
-  /** Asks the worker to drain and waits for its thread to end; terminates it past the deadline. */
-  async drain (timeout: number, exitGrace = 1000): Promise<{ unfinished: number, terminated: boolean }> {
+  /**
+   * Asks the worker to drain and waits for its thread to end; terminates it past the deadline.
+   * `idleGrace`: see the protocol's drain message.
+   */
+  async drain (timeout: number, exitGrace = 1000, idleGrace = SHUTDOWN_IDLE_GRACE): Promise<{ unfinished: number, terminated: boolean }> {
     if (this.#exited) return { unfinished: 0, terminated: false }
     let unfinished = 0
     const onMessage = (msg: WorkerMessage): void => {
       if (msg.type === 'drained') unfinished = msg.unfinished
     }
     this.on('worker-message', onMessage)
-    this.#post({ type: 'drain', timeout })
+    this.#post({ type: 'drain', timeout, idleGrace })
     const exited = await this.#waitExit(timeout + exitGrace)
     this.off('worker-message', onMessage)
     if (!exited) await this.terminate()

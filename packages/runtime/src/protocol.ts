@@ -74,8 +74,26 @@ export type WorkerMessage =
   | { type: 'unhandled-rejection', error: SerializedError }
   | { type: 'metrics', requestId: number, metrics: MetricSnapshot[] }
 
+/**
+ * Idle keep-alive grace on shutdown (ms): short, so a stop is quick; a client that sends on
+ * such a connection as it closes sees a reset and must retry, as with any server that stops.
+ */
+export const SHUTDOWN_IDLE_GRACE = 250
+/**
+ * Idle keep-alive grace when a worker is replaced (ms): clients that keep a connection and
+ * send every second or so (a browser, a rate-limited client) send within it, get their answer
+ * with Connection: close and reconnect to the replacement, so a rolling restart closes no
+ * socket under a request. Past it, the remaining idle connections are closed.
+ */
+export const REPLACEMENT_IDLE_GRACE = 2000
+
 export type SupervisorMessage =
-  | { type: 'drain', timeout: number }
+  /**
+   * Stop taking connections, finish what is in flight within `timeout` ms. `idleGrace`: ms an
+   * idle keep-alive connection is left open for the client's next request (answered with
+   * Connection: close) before it is closed; closing it sooner races a client about to send.
+   */
+  | { type: 'drain', timeout: number, idleGrace: number }
   | { type: 'metrics', requestId: number }
 
 export function serializeError (err: unknown): SerializedError {

@@ -4,7 +4,7 @@ import { observeLoad, pickHandoff } from './balance.ts'
 import { assess, restartDelayFor, type Verdict } from './health-policy.ts'
 import { ManagedWorker } from './managed-worker.ts'
 import type { ResolvedOptions } from './options.ts'
-import { type MetricSnapshot, PHASE_LISTENING, SHED_REASONS, type ShedReason, type WorkerMessage } from './protocol.ts'
+import { type MetricSnapshot, PHASE_LISTENING, REPLACEMENT_IDLE_GRACE, SHED_REASONS, type ShedReason, type WorkerMessage } from './protocol.ts'
 import { judgeFlood, judgeShedding, type ShedWatch } from './shed-watch.ts'
 
 export type WorkerState = 'starting' | 'ready' | 'overloaded' | 'unresponsive' | 'replacing' | 'restarting' | 'stopped'
@@ -255,7 +255,9 @@ export class Supervisor extends EventEmitter {
     if (reason === 'stalled') {
       await old.terminate()
     } else {
-      const { unfinished, terminated } = await old.drain(this.#opts.shutdownTimeout)
+      // Its replacement already listens: idle keep-alive clients get time to send their next
+      // request and be told to close, instead of having their socket closed under them.
+      const { unfinished, terminated } = await old.drain(this.#opts.shutdownTimeout, undefined, REPLACEMENT_IDLE_GRACE)
       if (unfinished > 0 || terminated) {
         this.#opts.logger.warn({ worker: id, unfinished, terminated }, 'old worker did not finish all requests in shutdownTimeout')
       }

@@ -81,7 +81,11 @@ async function start (): Promise<void> {
   send({ type: 'listening', port: boundPort, address: data.host, ...(warmup ? { warmup } : {}) })
 }
 
-async function drain (timeout: number): Promise<void> {
+function openConnections (server: HttpServer): Promise<number> {
+  return new Promise((resolve) => { server.getConnections((err, count) => { resolve(err ? 0 : count) }) })
+}
+
+async function drain (timeout: number, idleGrace: number): Promise<void> {
   if (draining) return
   draining = true
   Atomics.store(status, STATUS_PHASE, PHASE_DRAINING)
@@ -92,8 +96,10 @@ async function drain (timeout: number): Promise<void> {
     // Stop accepting but keep open connections: http.Server#close would also cut idle
     // keep-alive sockets at once, racing clients that are about to reuse them.
     if (server.listening) NetServer.prototype.close.call(server)
-    // Busy keep-alive clients send their next request within this grace and are told to close.
-    await sleep(Math.min(250, timeout / 4))
+    // Keep-alive clients send their next request within this grace and are told to close;
+    // the wait ends early once every connection has closed.
+    const graceEnd = Date.now() + Math.min(idleGrace, timeout / 2)
+    while (Date.now() < graceEnd && await openConnections(server) > 0) await sleep(25)
     server.closeIdleConnections()
     while (inflight.size > 0 && Date.now() < deadline) await sleep(10)
     server.closeIdleConnections()
@@ -119,7 +125,7 @@ process.on('unhandledRejection', (reason: unknown) => {
 })
 
 port.on('message', (message: SupervisorMessage) => {
-  if (message.type === 'drain') void drain(message.timeout)
+  if (message.type === 'drain') void drain(message.timeout, message.idleGrace)
   else if (message.type === 'metrics') {
     const { requestId } = message
     const answer = (list: MetricSnapshot[]): void => send({ type: 'metrics', requestId, metrics: list })

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { Agent } from 'node:http'
+import { connect } from 'node:net'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { serve, type SpindleServer } from '@spindle/runtime'
@@ -186,5 +187,32 @@ describe('serve()', () => {
     // (net.ipv4.tcp_migrate_req=0): the drain closes the listener right after an accept
     // pass, so this stays rare; it is reported above and bounded here.
     expect(tally.fresh.failed).toBeLessThanOrEqual(Math.ceil((tally.fresh.ok + tally.fresh.failed) * 0.01))
+  })
+
+  it('a rolling restart leaves an idle kept-alive connection open for its next request, answered with Connection: close', async () => {
+    server = await serve({ ...base, workers: 1, shutdownTimeout: 5000 })
+    const socket = connect(server.port, '127.0.0.1')
+    await once(socket, 'connect')
+    let closedAt: number | undefined
+    socket.on('close', () => { closedAt ??= Date.now() })
+    let received = ''
+    socket.on('data', (chunk: Buffer) => { received += chunk.toString('latin1') })
+    const ask = async (): Promise<string> => {
+      received = ''
+      socket.write('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+      await waitFor('an answer', () => /\r\n\r\n/.test(received) && /^HTTP\/1\.1 \d+/.test(received), 5000, 10)
+      return received
+    }
+    expect(await ask()).toMatch(/^HTTP\/1\.1 200/)
+    const restarted = server.restart()
+    await waitFor('the replacement to take over', () => { const w = server!.status()[0]!; return w.generation === 2 && w.state === 'ready' }, 10_000)
+    // A client that sends every second or so: its connection, idle now, must still be there.
+    await new Promise((resolve) => setTimeout(resolve, 800))
+    expect(closedAt).toBeUndefined()
+    const head = (await ask()).split('\r\n\r\n')[0]!
+    expect(head).toMatch(/^HTTP\/1\.1 200/)
+    expect(head.toLowerCase()).toContain('connection: close')
+    await restarted
+    socket.destroy()
   })
 })
