@@ -13,6 +13,7 @@ declare module 'fastify' {
   }
 }
 import { resolveNextOptions, type NextAdapterOptions, type ResolvedNextAdapterOptions } from './options.ts'
+import { boundPort, setNextPort } from './listen-port.ts'
 import { poolRender } from './pool-render.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
 
@@ -78,6 +79,12 @@ async function inThreadRender (fastify: FastifyInstance, opts: ResolvedNextAdapt
   }
   const handle = app.getRequestHandler()
   fastify.decorate('next', app)
+  if (!opts.portKnown) {
+    fastify.addHook('onListen', async () => {
+      const port = boundPort(fastify)
+      if (port !== undefined) setNextPort(app, port)
+    })
+  }
   fastify.addHook('onClose', async () => { await app.close?.() })
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const res = reply.raw

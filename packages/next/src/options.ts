@@ -28,7 +28,7 @@ export interface NextAdapterOptions {
    * the proxy). Default: the host a Spindle worker listens on, else 'localhost'.
    */
   hostname?: string
-  /** The port Next puts in those URLs. Default: the port a Spindle worker listens on, else PORT, else 3000. */
+  /** The port Next puts in those URLs. Default: the port a Spindle worker listens on, else PORT, else the port Fastify binds, given to Next once it listens. */
   port?: number
 }
 
@@ -42,6 +42,8 @@ export interface ResolvedNextAdapterOptions {
   readonly hangTimeout: number
   readonly hostname: string
   readonly port: number
+  /** False when no port was given or found: the adapter gives Next the port Fastify listens on once it does. */
+  readonly portKnown: boolean
 }
 
 const KNOWN = new Set(['dir', 'dev', 'quiet', 'threads', 'threadConcurrency', 'maxBacklog', 'hangTimeout', 'hostname', 'port'])
@@ -68,6 +70,7 @@ export function resolveNextOptions (input: NextAdapterOptions): ResolvedNextAdap
   if (input.port !== undefined) count(input.port, 'port', 1)
   if (input.port !== undefined && input.port > 65_535) fail(`port must be an integer from 1 to 65535, got ${input.port}`)
   const listening = runtimeAddress()
+  const port = input.port ?? listening?.port ?? envPort()
   return Object.freeze({
     dir,
     dev,
@@ -77,7 +80,8 @@ export function resolveNextOptions (input: NextAdapterOptions): ResolvedNextAdap
     maxBacklog: count(input.maxBacklog ?? 1000, 'maxBacklog', 1),
     hangTimeout: count(input.hangTimeout ?? 10_000, 'hangTimeout', 0),
     hostname: input.hostname ?? listening?.host ?? 'localhost',
-    port: input.port ?? listening?.port ?? envPort() ?? 3000,
+    port: port ?? 3000,
+    portKnown: port !== undefined,
   })
 }
 

@@ -7,6 +7,7 @@ import { RenderPool, requestHead } from '@spindle/runtime/pool'
 import { SPINDLE_NEXT_BAD_REQUEST } from './errors.ts'
 import { DEFAULT_SHARED_NAME, SharedStore } from '@spindle/cache'
 import { nextCacheStore } from './cache/store.ts'
+import { boundPort } from './listen-port.ts'
 import type { ResolvedNextAdapterOptions } from './options.ts'
 
 /** ms the pool threads have for Next's prepare() (about 1.5 s each on two busy cores). */
@@ -15,11 +16,13 @@ const START_TIMEOUT = 120_000
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+)(?::\d{1,5})?$/
 
 export async function poolRender (fastify: FastifyInstance, opts: ResolvedNextAdapterOptions): Promise<(request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>> {
+  // The port Fastify binds, for threads that started before it listened (listen-port.ts).
+  const boundPortCell = opts.portKnown ? undefined : new Int32Array(new SharedArrayBuffer(4))
   const pool = await RenderPool.start({
     filename: fileURLToPath(new URL('./pool-thread.js', import.meta.url)),
     threads: opts.threads,
     concurrency: opts.threadConcurrency,
-    options: { dir: opts.dir, quiet: opts.quiet, hostname: opts.hostname, port: opts.port },
+    options: { dir: opts.dir, quiet: opts.quiet, hostname: opts.hostname, port: opts.port, boundPort: boundPortCell },
     shared: sharedForThreads(fastify),
     maxBacklog: opts.maxBacklog,
     hangTimeout: opts.hangTimeout,
@@ -27,6 +30,12 @@ export async function poolRender (fastify: FastifyInstance, opts: ResolvedNextAd
     log: fastify.log,
   })
   fastify.addHook('onClose', async () => { await pool.close() })
+  if (boundPortCell) {
+    fastify.addHook('onListen', async () => {
+      const port = boundPort(fastify)
+      if (port !== undefined) Atomics.store(boundPortCell, 0, port)
+    })
+  }
 
   return async (request, reply) => {
     if (!HOST.test(request.host) || request.url[0] !== '/') throw new SPINDLE_NEXT_BAD_REQUEST('invalid Host or request target')

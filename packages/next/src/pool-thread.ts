@@ -7,19 +7,31 @@
 import { Readable } from 'node:stream'
 import inject, { type Response as InjectResponse } from 'light-my-request'
 import { TaskChannel, signalReady, threadOptions, type PoolTask } from '@spindle/runtime/pool-thread'
+import { setNextPort } from './listen-port.ts'
 import { loadNext } from './next-adapter.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
 
 /** Connection-level headers of the null socket light-my-request writes to: not the client's. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date'])
 
-const { dir, quiet, hostname, port } = threadOptions<{ dir: string, quiet: boolean, hostname: string, port: number }>()
+const { dir, quiet, hostname, port, boundPort } = threadOptions<{ dir: string, quiet: boolean, hostname: string, port: number, boundPort?: Int32Array }>()
 const app = loadNext(dir)({ dir, dev: false, quiet, hostname, port, customServer: true })
 await withStandaloneConfig(readStandaloneConfig(dir), () => app.prepare())
 const handle = app.getRequestHandler()
 signalReady()
+let portSet = 0
+
+/** Gives Next the port the main thread's Fastify bound, once it has (listen-port.ts). */
+function followBoundPort (): void {
+  const bound = boundPort ? Atomics.load(boundPort, 0) : 0
+  if (bound !== 0 && bound !== portSet) {
+    portSet = bound
+    setNextPort(app, bound)
+  }
+}
 
 export default async function serve (task: PoolTask): Promise<void> {
+  followBoundPort()
   const channel = new TaskChannel(task)
   const { head } = channel
   const origin = new URL(head.url)

@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
 import { serve, type SpindleServer } from '@spindle/runtime'
@@ -10,15 +8,9 @@ let server: SpindleServer
 
 beforeAll(async () => {
   buildApp()
-  // A port known before the workers start, as in production: with port 0 the first worker
-  // learns its port only after Next has started (docs/next.md).
-  const probe = createServer().listen(0, '127.0.0.1')
-  await once(probe, 'listening')
-  const port = (probe.address() as { port: number }).port
-  await new Promise((resolve) => probe.close(resolve))
   server = await serve({
     app: fileURLToPath(new URL('./fixtures/app-module.js', import.meta.url)),
-    workers: 2, port, host: '127.0.0.1', controlPort: 0, handleSignals: false,
+    workers: 2, port: 0, host: '127.0.0.1', controlPort: 0, handleSignals: false,
   })
 })
 

@@ -33,6 +33,12 @@ async function get (path: string, init: Parameters<typeof request>[1] = {}) {
 }
 
 describe('nextAdapter in one Fastify process', () => {
+  it('gives route handlers the port Fastify listens on (port 0: bound after Next started), not localhost:3000', async () => {
+    const { port } = new URL(base)
+    // Next writes a loopback address as localhost.
+    expect(JSON.parse((await get('/api/url?x=1')).body).url).toBe(`http://localhost:${port}/api/url?x=1`)
+  })
+
   it('renders App Router pages, with headers set on reply by Fastify hooks', async () => {
     const res = await get('/')
     expect(res.status).toBe(200)

@@ -46,6 +46,11 @@ function ticks (): string[] {
 }
 
 describe('nextAdapter with threads: failures', () => {
+  it('gives route handlers in pool threads the port Fastify bound (port 0), not localhost:3000', async () => {
+    const { port } = new URL(base)
+    expect(JSON.parse((await get('/api/url?x=1')).body).url).toBe(`http://localhost:${port}/api/url?x=1`)
+  })
+
   it('streams a route handler and stops it in the pool thread when the client disconnects', async () => {
     const ac = new AbortController()
     const res = await request(base + '/api/ticks', { signal: ac.signal })

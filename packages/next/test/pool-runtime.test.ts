@@ -1,8 +1,6 @@
 // What `spindle start --mode pool` does to the adapter: one runtime worker whose
 // environment has SPINDLE_POOL_THREADS; the app registers nextAdapter without `threads`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
 import { serve, type SpindleServer } from '@spindle/runtime'
@@ -12,13 +10,9 @@ let server: SpindleServer
 
 beforeAll(async () => {
   buildApp()
-  const probe = createServer().listen(0, '127.0.0.1')
-  await once(probe, 'listening')
-  const port = (probe.address() as { port: number }).port
-  await new Promise((resolve) => probe.close(resolve))
   server = await serve({
     app: fileURLToPath(new URL('./fixtures/app-module.js', import.meta.url)),
-    workers: 1, port, host: '127.0.0.1', controlPort: false, handleSignals: false,
+    workers: 1, port: 0, host: '127.0.0.1', controlPort: false, handleSignals: false,
     env: { SPINDLE_POOL_THREADS: '2', NEXT_TELEMETRY_DISABLED: '1' },
   })
 })
