@@ -25,6 +25,8 @@ export interface ResponseMeta {
   au?: 1
   swr?: number
   sie?: number
+  /** For a stored 206: the Range request it answered. */
+  rq?: string
 }
 
 export interface PolicyOptions {
@@ -47,7 +49,7 @@ export function responseDirectives (lines: HeaderLines, opts: PolicyOptions): Di
 // RFC 9110 15.1: statuses whose responses are heuristically cacheable.
 const HEURISTIC = new Set([200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501])
 // Statuses this cache understands well enough to store (must-understand).
-const UNDERSTOOD = new Set([200, 203, 204, 300, 301, 302, 303, 307, 308, 400, 403, 404, 405, 410, 414, 451, 500, 501, 502, 503, 504])
+const UNDERSTOOD = new Set([200, 203, 204, 206, 300, 301, 302, 303, 307, 308, 400, 403, 404, 405, 410, 414, 451, 500, 501, 502, 503, 504])
 // Hop-by-hop fields and fields only meaningful on the wire: never stored.
 const NOT_STORED = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'te', 'transfer-encoding', 'upgrade', 'trailer',
@@ -79,10 +81,11 @@ export type Storability = { ok: true, meta: ResponseMeta, keepFor: number } | { 
 /**
  * Decides whether a response to a GET may be stored by a shared cache (RFC 9111 3), and
  * computes what reuse needs later. `credentialed`: the request carried credentials
- * (Cookie, Authorization, ...) and its route did not declare itself public.
+ * (Cookie, Authorization, ...) and its route did not declare itself public. `partial`:
+ * a 206 may be stored (its Content-Range was checked by the caller, see ranges.ts).
  */
-export function analyze (status: number, lines: HeaderLines, requestTime: number, responseTime: number, request: { credentialed: boolean, noStore: boolean }, opts: PolicyOptions): Storability {
-  if (status < 200 || status === 206 || status === 304 || status > 599) return { ok: false, reason: `status ${status}` }
+export function analyze (status: number, lines: HeaderLines, requestTime: number, responseTime: number, request: { credentialed: boolean, noStore: boolean, partial?: boolean }, opts: PolicyOptions): Storability {
+  if (status < 200 || (status === 206 && request.partial !== true) || status === 304 || status > 599) return { ok: false, reason: `status ${status}` }
   const cc = responseDirectives(lines, opts)
   const understood = UNDERSTOOD.has(status)
   if (cc.has('must-understand') && !understood) return { ok: false, reason: 'must-understand with an unknown status' }

@@ -12,7 +12,8 @@ import { purge, type PurgeRequest, type PurgeResult } from './purge.ts'
 import { FleetStore } from './fleet/fleet-store.ts'
 import { getCacheStore } from './fleet/thread-store.ts'
 import { createSharedStore, type Lease, type SharedStore, type StoreStats } from './shared-store.ts'
-import { type Found, isLanguageAlias, isVaryRecord, type LanguageAlias, sendLines, serveStored, type VaryRecord } from './stored-response.ts'
+import { heldPart, parseContentRange, partKey, sameStrongValidator } from './ranges.ts'
+import { type Found, isLanguageAlias, isVaryRecord, type LanguageAlias, sendLines, servePart, serveStored, type VaryRecord } from './stored-response.ts'
 import { hasDotSegments, normalizeHost, splitTarget } from './url-normalize.ts'
 
 /** Per-route cache settings: `app.get(path, { config: { cache: ... } }, handler)`. */
@@ -162,12 +163,18 @@ class HttpCache {
       found = this.#lookup(ctx.primary, request)
     }
     if (headers.range !== undefined) {
-      // Ranges are cut from a fresh stored response; anything else goes to the route, unstored.
+      // Ranges are cut from a fresh stored response, complete or partial; otherwise the
+      // route answers and a 206 it sends is kept for later ranges.
       if (found && this.#freshness(ctx, found).usable) {
         this.#serve(reply, found, 'HIT')
         return reply
       }
-      this.#label(reply, 'BYPASS')
+      const part = method === 'GET' ? this.#lookupPart(ctx) : undefined
+      if (part && servePart(reply, part, this.#o.statusHeader, 'HIT')) {
+        this.#store.count('hit')
+        return reply
+      }
+      this.#fill(ctx, undefined, true)
       return undefined
     }
     if (ctx.cc.has('only-if-cached')) {
@@ -186,6 +193,11 @@ class HttpCache {
       this.#store.count('miss')
       this.#label(reply, 'MISS')
       return undefined
+    }
+    if (!found) {
+      // A stored beginning of the response: only the rest is asked of the route.
+      const part = this.#lookupPart(ctx)
+      if (part && await this.#complete(ctx, part)) return reply
     }
     let lease: Lease | undefined
     // Requests with credentials rarely produce a shareable response: they neither wait for nor hold up others.
@@ -253,6 +265,47 @@ class HttpCache {
     return { key: alias.meta.variant, entry: variant, meta }
   }
 
+  /** A fresh stored 206 for this URL that this request may use (credentials as for any entry). */
+  #lookupPart (ctx: Context): Found | undefined {
+    const key = partKey(ctx.primary)
+    const entry = this.#store.get(key, { peek: true })
+    if (!entry) return undefined
+    const found = { key, entry, meta: entry.meta as ResponseMeta }
+    return this.#freshness(ctx, found).usable ? found : undefined
+  }
+
+  /**
+   * Completes a stored first part (RFC 9111 3.4): the route is asked for the remaining
+   * bytes, with If-Range. A 206 for exactly those bytes with the same strong ETag is joined
+   * to the stored part; anything else, unless it is the whole response, means asking the
+   * route for the whole response, and the part, which did not help, is dropped (so a part
+   * stored on purpose cannot make every request run the route twice). False when the part
+   * does not start at 0, or the whole response could not be stored: a large file then
+   * streams from the route as usual instead of being gathered in memory here.
+   */
+  async #complete (ctx: Context, part: Found): Promise<boolean> {
+    const held = heldPart(part.meta.h, part.entry.value.length)
+    if (!held || held.start !== 0 || held.end + 1 >= held.size || held.size > this.#store.maxEntryBytes) return false
+    const extra: Record<string, string> = { range: `bytes=${held.end + 1}-` }
+    const etag = headerValue(part.meta.h, 'etag')
+    if (typeof etag === 'string' && etag.startsWith('"')) extra['if-range'] = etag
+    let result = await this.#runRoute(ctx.request, extra)
+    if (result.status === 206) {
+      const rest = parseContentRange(headerValue(result.lines, 'content-range'))
+      const joins = rest !== undefined && rest.start === held.end + 1 && rest.end === held.size - 1 && rest.size === held.size &&
+        result.body.length === rest.end - rest.start + 1 && sameStrongValidator(part.meta.h, result.lines)
+      if (joins) result = { ...result, status: 200, lines: result.lines.filter(([n]) => n !== 'content-range'), body: Buffer.concat([part.entry.value, result.body]) }
+      else {
+        this.#store.delete(part.key)
+        result = await this.#runRoute(ctx.request, {})
+      }
+    }
+    this.#storeResponse(ctx, result)
+    this.#store.count('miss')
+    sendLines(ctx.reply, result.status, result.lines, result.body, this.#o.statusHeader, 'MISS')
+    return true
+  }
+
   /** Whether a stored response may answer this request as it is (RFC 9111 4.2, request directives included). */
   #freshness (ctx: Context, found: Found): { usable: boolean, validate: boolean, staleFor: number } {
     const { meta } = found
@@ -300,7 +353,7 @@ class HttpCache {
   async #revalidate (ctx: Context, found: Found, staleFor: number): Promise<boolean> {
     let result: RouteResult
     try {
-      result = await this.#runRoute(ctx.request, found.meta)
+      result = await this.#runRoute(ctx.request, validators(found.meta))
     } catch (err) {
       if (this.#canServeOnError(ctx, found, staleFor)) {
         this.#serve(ctx.reply, found, 'STALE')
@@ -330,7 +383,7 @@ class HttpCache {
     const lease = this.#store.tryLease(`\0refresh\n${found.key}`, REFRESH_LEASE_MS)
     if (!lease) return
     const { request } = ctx
-    this.#runRoute(request, found.meta).then((result) => {
+    this.#runRoute(request, validators(found.meta)).then((result) => {
       if (result.status === 304) this.#updateFromNotModified(request, found, result)
       else if (result.status < 500) this.#storeResponse(ctx, result)
     }, (err: unknown) => {
@@ -338,14 +391,11 @@ class HttpCache {
     }).finally(() => lease.release())
   }
 
-  /** Runs the route again through Fastify, uncached, with the stored validators. */
-  async #runRoute (request: FastifyRequest, meta: ResponseMeta): Promise<RouteResult> {
+  /** Runs the route again through Fastify, uncached, without the client's conditions and ranges, with `extra` headers. */
+  async #runRoute (request: FastifyRequest, extra: Record<string, string>): Promise<RouteResult> {
     const headers: Record<string, string | string[] | undefined> = { ...request.raw.headers }
     for (const h of CONDITIONAL) delete headers[h]
-    const etag = headerValue(meta.h, 'etag')
-    const lastModified = headerValue(meta.h, 'last-modified')
-    if (typeof etag === 'string') headers['if-none-match'] = etag
-    if (typeof lastModified === 'string') headers['if-modified-since'] = lastModified
+    Object.assign(headers, extra)
     headers[INTERNAL] = this.#secret
     const requestTime = Date.now()
     const res = await this.#fastify.inject({ method: 'GET', url: request.raw.url ?? '/', headers, remoteAddress: request.raw.socket?.remoteAddress ?? '127.0.0.1' })
@@ -367,11 +417,16 @@ class HttpCache {
   }
 
   /** Stores a response if RFC 9111 allows it; remembers for a while when it is not cacheable. */
-  #storeResponse (ctx: Context, r: RouteResult, varyHeaders = ctx.request.raw.headers): boolean {
+  #storeResponse (ctx: Context, r: RouteResult, varyHeaders = ctx.request.raw.headers, ranged = false): boolean {
     const { request, primary } = ctx
     if (!ctx.canonical) return false
+    if (r.status === 206) return ranged && this.#storePart(ctx, r)
+    // To a Range request, only the whole response (200) is the URL's; a 416 is this request's.
+    if (ranged && r.status !== 200) return false
     const verdict = analyze(r.status, r.lines, r.requestTime, r.responseTime, { credentialed: ctx.credentialed, noStore: ctx.cc.has('no-store') }, this.#policy)
     if (!verdict.ok) {
+      // What the route answers a Range request says nothing about the whole response.
+      if (ranged) return false
       // Only the response's own verdict marks the key; a 304 to a conditional request, this
       // request's no-store or credentials, or a moment of overload (429, 5xx) says nothing
       // about the next request.
@@ -397,8 +452,7 @@ class HttpCache {
       const language = vary.includes('accept-language') ? responseLanguage(headerValue(meta.h, 'content-language')) : undefined
       if (language !== undefined) languageAlias = { key: variantKey(primary, id, vary, varyHeaders, language), meta: { variant: key } }
     }
-    const tagText = this.#o.tagHeader ? headerValue(meta.h, this.#o.tagHeader) : undefined
-    const tags = tagText === undefined ? [] : [tagText].flat().flatMap((t) => t.split(/[\s,]+/)).filter(Boolean)
+    const tags = this.#tags(meta)
     const expireAt = Date.now() + verdict.keepFor
     const stored = (this.#fleet ?? this.#store).set(key, r.body, { tags, path: ctx.path, staleAt: staleAt(meta), expireAt, meta })
     if (stored && languageAlias) (this.#fleet ?? this.#store).set(languageAlias.key, EMPTY, { tags, path: ctx.path, expireAt, meta: languageAlias.meta })
@@ -406,15 +460,36 @@ class HttpCache {
     return stored
   }
 
+  /**
+   * Keeps a 206 for later Range requests (and to be completed), under its own key beside the
+   * URL's: a single part with a known length, as RFC 9111 3 allows any response; not one
+   * with Vary (its variants are not tracked).
+   */
+  #storePart (ctx: Context, r: RouteResult): boolean {
+    if (!heldPart(r.lines, r.body.length) || parseList(headerValue(r.lines, 'vary')).length > 0) return false
+    const verdict = analyze(206, r.lines, r.requestTime, r.responseTime, { credentialed: ctx.credentialed, noStore: ctx.cc.has('no-store'), partial: true }, this.#policy)
+    if (!verdict.ok) return false
+    const meta = verdict.meta
+    const range = ctx.request.raw.headers.range
+    if (typeof range === 'string') meta.rq = range.trim()
+    return (this.#fleet ?? this.#store).set(partKey(ctx.primary), r.body, { tags: this.#tags(meta), path: ctx.path, staleAt: staleAt(meta), expireAt: Date.now() + verdict.keepFor, meta })
+  }
+
+  /** The tags a response names in the tag header. */
+  #tags (meta: ResponseMeta): string[] {
+    const tagText = this.#o.tagHeader ? headerValue(meta.h, this.#o.tagHeader) : undefined
+    return tagText === undefined ? [] : [tagText].flat().flatMap((t) => t.split(/[\s,]+/)).filter(Boolean)
+  }
+
   /** A miss: the route answers the client as usual while a copy is taken for the store. */
-  #fill (ctx: Context, lease: Lease | undefined): void {
+  #fill (ctx: Context, lease: Lease | undefined, ranged = false): void {
     const { request, reply } = ctx
     this.#store.count('miss')
     const requestTime = Date.now()
     const varyHeaders = { ...request.raw.headers }
     captureResponse(reply.raw, this.#store.maxEntryBytes, () => this.#label(reply, 'MISS'), (captured) => {
       try {
-        if (captured) this.#storeResponse(ctx, { ...captured, requestTime, responseTime: Date.now() }, varyHeaders)
+        if (captured) this.#storeResponse(ctx, { ...captured, requestTime, responseTime: Date.now() }, varyHeaders, ranged)
       } catch (err) {
         request.log.error({ err }, 'storing a response in the cache failed')
       } finally {
@@ -442,9 +517,23 @@ class HttpCache {
         const target = URL.canParse(value, base.href) ? new URL(value, base) : undefined
         if (target?.host === base.host) urls.push(target.pathname + target.search)
       }
-      for (const url of urls) this.#store.delete(this.keyOf(this.keyRequest(request, url, headers)))
+      for (const url of urls) {
+        const key = this.keyOf(this.keyRequest(request, url, headers))
+        this.#store.delete(key)
+        this.#store.delete(partKey(key))
+      }
     })
   }
+}
+
+/** The stored request headers a revalidation sends: the stored response's validators. */
+function validators (meta: ResponseMeta): Record<string, string> {
+  const out: Record<string, string> = {}
+  const etag = headerValue(meta.h, 'etag')
+  const lastModified = headerValue(meta.h, 'last-modified')
+  if (typeof etag === 'string') out['if-none-match'] = etag
+  if (typeof lastModified === 'string') out['if-modified-since'] = lastModified
+  return out
 }
 
 function staleAt (meta: ResponseMeta): number {

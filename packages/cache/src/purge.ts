@@ -1,4 +1,5 @@
 import { SPINDLE_CACHE_INVALID_PURGE } from './errors.ts'
+import { partKey } from './ranges.ts'
 import type { SharedStore } from './shared-store.ts'
 import type { FleetStore } from './fleet/fleet-store.ts'
 
@@ -33,7 +34,11 @@ export function purge (store: SharedStore | FleetStore, request: PurgeRequest): 
   const paths = strings('paths', request.paths, (p) => p.startsWith('/'))
   if (keys.length + tags.length + paths.length === 0) throw new SPINDLE_CACHE_INVALID_PURGE('name at least one key, tag or path')
   let deleted = 0
-  for (const key of keys) if (store.delete(key)) deleted++
+  for (const key of keys) {
+    if (store.delete(key)) deleted++
+    // The URL's stored partial response goes with it.
+    store.delete(partKey(key))
+  }
   if (tags.length > 0) store.invalidateTags(tags)
   if (paths.length > 0) store.invalidatePaths(paths)
   return { deleted, tags: tags.length, paths: paths.length }

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify'
-import { currentAge, type HeaderLines, headerValue, notModified, notModifiedLines, type ResponseMeta } from './cache-policy.ts'
+import { currentAge, type HeaderLines, notModified, notModifiedLines, type ResponseMeta } from './cache-policy.ts'
+import { cutFromPart, heldPart, ifRangeMatches, parseRange } from './ranges.ts'
 import type { StoreEntry } from './shared-store.ts'
 
 /** A stored response found for a request: the store key it lives under (primary or variant) and its parts. */
@@ -75,28 +76,27 @@ export function serveStored (reply: FastifyReply, found: Found, statusHeader: st
   sendLines(reply, meta.s, lines, body, statusHeader, label, { age })
 }
 
-/** One byte range (`bytes=a-b`, `a-`, `-n`) within `size`; undefined for anything else (the full response is sent). */
-function parseRange (header: string, size: number): [number, number] | 'unsatisfiable' | undefined {
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim())
-  if (!m || (m[1] === '' && m[2] === '')) return undefined
-  let start: number
-  let end: number
-  if (m[1] === '') {
-    start = Math.max(0, size - Number(m[2]))
-    end = size - 1
-  } else {
-    start = Number(m[1])
-    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1)
-    if (end < start) return undefined
-  }
-  if (start >= size || size === 0) return 'unsatisfiable'
-  return [start, end]
-}
 
-/** If-Range: only a strong ETag or the exact Last-Modified date lets the range through. */
-function ifRangeMatches (ifRange: string | string[] | undefined, stored: HeaderLines): boolean {
-  if (ifRange === undefined) return true
-  const value = String(ifRange).trim()
-  if (value.startsWith('"')) return headerValue(stored, 'etag') === value
-  return headerValue(stored, 'last-modified') === value
+/**
+ * Answers a Range request from a stored 206: as stored when the request asks for the very
+ * range that produced it, else the asked part cut from the bytes held. False (nothing
+ * sent) when the stored part cannot answer it.
+ */
+export function servePart (reply: FastifyReply, found: Found, statusHeader: string | false, label: string): boolean {
+  const { meta } = found
+  const request = reply.request.raw.headers
+  if (typeof request.range !== 'string' || !ifRangeMatches(request['if-range'], meta.h)) return false
+  if (request['if-none-match'] !== undefined || request['if-modified-since'] !== undefined) return false
+  const age = String(Math.floor(Math.min(currentAge(meta, Date.now()), 2 ** 31)))
+  const body = found.entry.value
+  if (meta.rq === request.range.trim()) {
+    sendLines(reply, 206, meta.h, body, statusHeader, label, { age })
+    return true
+  }
+  const held = heldPart(meta.h, body.length)
+  const cut = held && cutFromPart(request.range, held)
+  if (!held || !cut) return false
+  const [first, last] = cut
+  sendLines(reply, 206, meta.h, body.subarray(first - held.start, last - held.start + 1), statusHeader, label, { age, 'content-range': `bytes ${first}-${last}/${held.size}` })
+  return true
 }
