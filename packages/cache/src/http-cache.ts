@@ -169,7 +169,12 @@ class HttpCache {
         this.#serve(reply, found, 'HIT')
         return reply
       }
-      const part = method === 'GET' ? this.#lookupPart(ctx) : undefined
+      if (method === 'HEAD') {
+        // What a HEAD gets has no body: nothing of it may be stored.
+        this.#label(reply, 'BYPASS')
+        return undefined
+      }
+      const part = this.#lookupPart(ctx)
       if (part && servePart(reply, part, this.#o.statusHeader, 'HIT')) {
         this.#store.count('hit')
         return reply

@@ -112,6 +112,20 @@ describe('partial content (206)', () => {
     expect((await get(`${s.url}/k`, r('bytes=0-3'))).headers.get('x-cache')).toBe('MISS')
   })
 
+  it('never stores what a HEAD with Range gets: a route that ignores Range answers 200 without a body', async () => {
+    s = await start((app, count) => {
+      app.get('/*', async (_req: FastifyRequest, reply: FastifyReply) => {
+        count('page')
+        reply.header('cache-control', 'max-age=60')
+        return BODY
+      })
+    })
+    expect((await get(`${s.url}/n`, { method: 'HEAD', headers: { range: 'bytes=0-3' } })).status).toBe(200)
+    const whole = await get(`${s.url}/n`)
+    expect([whole.status, whole.text]).toEqual([200, BODY])
+    expect((await get(`${s.url}/n`)).text).toBe(BODY)
+  })
+
   it('property: whatever ranges are asked in whatever order, each answer is what the route would send', async () => {
     s = await start(ranged({ etag: '"v1"' }))
     const url = s.url
