@@ -1,6 +1,4 @@
 import { readFileSync } from 'node:fs'
-import type { IncomingMessage, ServerResponse } from 'node:http'
-import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -14,18 +12,9 @@ declare module 'fastify' {
 }
 import { resolveNextOptions, type NextAdapterOptions, type ResolvedNextAdapterOptions } from './options.ts'
 import { boundPort, setNextPort } from './listen-port.ts'
+import { loadNext, type NextServer } from './load-next.ts'
 import { poolRender } from './pool-render.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
-
-type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
-interface NextServer {
-  prepare (): Promise<void>
-  getRequestHandler (): RequestHandler
-  close? (): Promise<void>
-}
-
-/** What next() takes here. hostname and port make the URLs Next builds (route handlers' request.url) name this server, not localhost:3000. */
-export interface NextServerOptions { dir: string, dev: boolean, quiet: boolean, hostname: string, port: number, customServer: true, httpServer?: unknown }
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
@@ -34,12 +23,6 @@ declare module 'fastify' {
     /** The Next.js server the adapter mounted; undefined in pool mode (`threads`), where Next lives in the pool threads. */
     next: NextServer
   }
-}
-
-/** Loads `next` from the app's folder, so the app's own copy (and its config) is used. */
-export function loadNext (dir: string): (opts: NextServerOptions) => NextServer {
-  const mod = createRequire(join(dir, 'package.json'))('next') as { default?: unknown }
-  return (typeof mod === 'function' ? mod : mod.default) as (opts: object) => NextServer
 }
 
 async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): Promise<void> {

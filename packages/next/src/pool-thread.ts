@@ -8,7 +8,7 @@ import { Readable } from 'node:stream'
 import inject, { type Response as InjectResponse } from 'light-my-request'
 import { TaskChannel, signalReady, threadOptions, type PoolTask } from '@spindle/runtime/pool-thread'
 import { setNextPort } from './listen-port.ts'
-import { loadNext } from './next-adapter.ts'
+import { loadNext } from './load-next.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
 
 /** Connection-level headers of the null socket light-my-request writes to: not the client's. */

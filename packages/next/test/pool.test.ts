@@ -40,9 +40,14 @@ describe('nextAdapter with threads: Next runs in pool threads', () => {
     expect(res.status).toBe(200)
     expect(res.body).toContain('clicked <!-- -->0<!-- --> times')
     expect(res.headers['x-from-fastify']).toBe('yes')
-    const threads = await Promise.all(Array.from({ length: 6 }, async () => JSON.parse((await get('/api/thread')).body).thread as number))
-    expect(new Set(threads).size).toBe(2)
-    expect(threads).not.toContain(threadId)
+    // Requests at once spread over the threads (the least busy takes each); a quick one may
+    // end before the next arrives, so ask a few times.
+    const threads = new Set<number>()
+    for (let i = 0; i < 20 && threads.size < 2; i++) {
+      for (const res of await Promise.all(Array.from({ length: 4 }, () => get('/api/thread')))) threads.add(JSON.parse(res.body).thread)
+    }
+    expect(threads.size).toBe(2)
+    expect(threads.has(threadId)).toBe(false)
   })
 
   it('streams a Suspense boundary: the fallback arrives before the resolved part', async () => {
@@ -98,9 +103,10 @@ describe('nextAdapter with threads: Next runs in pool threads', () => {
     form.append(actionField!, '')
     form.append('n', '7')
     const res = await request(base + '/action', { method: 'POST', body: form, headers: { origin: base } })
-    await res.body.text()
     expect(res.statusCode).toBeLessThan(400)
-    expect((await get('/action')).body).toMatch(/submitted <!-- -->7/)
+    // The state lives in the thread that ran the action, and its answer is the page rendered
+    // after it (the next GET may go to the other thread).
+    expect(await res.body.text()).toMatch(/submitted <!-- -->7/)
   })
 
   it('gives route handlers the URL of this server (hostname and port), not localhost:3000', async () => {
