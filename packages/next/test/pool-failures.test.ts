@@ -13,6 +13,7 @@ import { appDir, buildApp } from './fixtures/build.ts'
 
 const tmp = mkdtempSync(join(tmpdir(), 'spindle-next-pool-'))
 const ticksLog = join(tmp, 'ticks.log')
+const bigLog = join(tmp, 'big.log')
 let fastify: FastifyInstance
 let base: string
 
@@ -20,6 +21,7 @@ beforeAll(async () => {
   buildApp()
   // Pool threads start with a copy of this environment.
   process.env.TICKS_LOG = ticksLog
+  process.env.BIG_LOG = bigLog
   fastify = Fastify()
   await fastify.register(nextAdapter, { dir: appDir, threads: 2, threadConcurrency: 2 })
   await fastify.listen({ port: 0, host: '127.0.0.1' })
@@ -29,6 +31,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await fastify?.close()
   delete process.env.TICKS_LOG
+  delete process.env.BIG_LOG
   rmSync(tmp, { recursive: true, force: true })
 })
 
@@ -37,13 +40,14 @@ async function get (path: string) {
   return { status: res.statusCode, headers: res.headers, body: await res.body.text() }
 }
 
-function ticks (): string[] {
+function lines (file: string): string[] {
   try {
-    return readFileSync(ticksLog, 'utf8').split('\n').filter(Boolean)
+    return readFileSync(file, 'utf8').split('\n').filter(Boolean)
   } catch {
     return []
   }
 }
+const ticks = (): string[] => lines(ticksLog)
 
 describe('nextAdapter with threads: failures', () => {
   it('gives route handlers in pool threads the port Fastify bound (port 0), not localhost:3000', async () => {
@@ -73,6 +77,20 @@ describe('nextAdapter with threads: failures', () => {
     expect(after.length).toBeLessThan(30)
     // The slot was given back: the pool still serves.
     expect((await get('/api/thread')).status).toBe(200)
+  })
+
+  it('holds a fast render back to a slow client: back-pressure from the socket to Next', async () => {
+    const res = await request(base + '/api/big')
+    expect(res.statusCode).toBe(200)
+    // The client reads nothing for a while: the render must stop a few MB ahead (socket
+    // buffers, the credit window), not make all 64 MB.
+    await sleep(1500)
+    const ahead = lines(bigLog).length
+    expect(ahead).toBeLessThan(16)
+    let received = 0
+    for await (const chunk of res.body) received += (chunk as Buffer).length
+    expect(received).toBe(64 * 1024 * 1024)
+    expect(lines(bigLog).length).toBe(64)
   })
 
   it('a pool thread that dies fails only its own requests (502) and is replaced', async () => {
