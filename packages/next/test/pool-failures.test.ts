@@ -119,3 +119,30 @@ describe('nextAdapter with threads: failures', () => {
     expect([...after].filter((t) => !before.has(t))).toHaveLength(1)
   }, 60_000)
 })
+
+describe('nextAdapter with threads: admission in the thread that runs Fastify', () => {
+  it('answers 503 at once to a request that could not start within maxBacklog, without sending it to the pool', async () => {
+    const small = Fastify()
+    try {
+      // One render at a time, 100 ms of backlog; /stream takes about 300 ms.
+      await small.register(nextAdapter, { dir: appDir, threads: 1, threadConcurrency: 1, maxBacklog: 100 })
+      const url = await small.listen({ port: 0, host: '127.0.0.1' })
+      // Enough renders for the pool to know how long one takes.
+      for (let i = 0; i < 6; i++) expect((await request(url + '/stream')).statusCode).toBe(200)
+      const ends: Array<{ status: number, code?: string, retryAfter?: string }> = []
+      await Promise.all(Array.from({ length: 5 }, async () => {
+        const res = await request(url + '/stream')
+        const body = await res.body.text()
+        ends.push({ status: res.statusCode, code: res.statusCode === 503 ? JSON.parse(body).code : undefined, retryAfter: res.headers['retry-after'] as string | undefined })
+      }))
+      const shed = ends.filter((e) => e.status === 503)
+      expect(shed.length).toBeGreaterThan(0)
+      expect(ends.filter((e) => e.status === 200).length).toBeGreaterThan(0)
+      for (const e of shed) expect(e).toMatchObject({ code: 'SPINDLE_RUNTIME_POOL_OVERLOADED', retryAfter: '1' })
+      // The 503s came first: they never waited for a render.
+      expect(ends.slice(0, shed.length).every((e) => e.status === 503)).toBe(true)
+    } finally {
+      await small.close()
+    }
+  })
+})
