@@ -5,6 +5,7 @@ import { SPINDLE_RUNTIME_CLI_USAGE } from './errors.ts'
 import { findConfigFile, loadConfigFile, type SpindleConfig } from './config.ts'
 import { createConsoleLogger } from './logger.ts'
 import { checkPlatform, holdSignals, serve } from './serve.ts'
+import type { ServeOptions } from './options.ts'
 import { defaultWorkerCount } from './cpus.ts'
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
@@ -28,7 +29,11 @@ app
   file's \`app\`, else ./app.js, ./app.mjs or ./app.ts.
 
 Options (flags beat environment variables, which beat the config file)
-  -w, --workers <n>           worker threads            env WORKERS    default: CPU quota or cores (${defaultWorkerCount()} here)
+  -w, --workers <n>           threads that render (workers, or pool threads in pool mode)
+                                                        env WORKERS    default: CPU quota or cores (${defaultWorkerCount()} here)
+      --mode <mode>           reusePort: workers share the port (SO_REUSEPORT, Linux)
+                              pool: one Fastify worker, renders in a pool of threads (any OS)
+                              auto: reusePort where the OS has it, else pool   default: auto
   -p, --port <n>              port for every worker     env PORT       default: 3000
   -H, --host <addr>           listen address            env HOST       default: 0.0.0.0
       --control-port <n>      control server port       env SPINDLE_CONTROL_PORT  default: 9091
@@ -57,7 +62,7 @@ Signals
                    (a second signal exits at once)
   SIGHUP           rolling restart, one worker at a time
 
-Requires Node.js >= 22.22 on Linux (SO_REUSEPORT).`
+Requires Node.js >= 22.22; reusePort mode needs Linux, pool mode runs on any OS.`
 
 function usage (message: string): never {
   throw new SPINDLE_RUNTIME_CLI_USAGE(`${message}\nRun "spindle --help" for usage.`)
@@ -77,6 +82,7 @@ async function main (argv: string[]): Promise<void> {
       allowPositionals: true,
       options: {
         workers: { type: 'string', short: 'w' },
+        mode: { type: 'string' },
         port: { type: 'string', short: 'p' },
         host: { type: 'string', short: 'H' },
         'control-port': { type: 'string' },
@@ -132,6 +138,8 @@ async function main (argv: string[]): Promise<void> {
     logger,
     ...defined({
       workers: pick('workers', 'WORKERS'),
+      // Checked with every other option: a bad value fails with SPINDLE_RUNTIME_INVALID_OPTION.
+      mode: values.mode as ServeOptions['mode'],
       port: pick('port', 'PORT'),
       host: values.host ?? (env.HOST || undefined),
       controlPort,
@@ -151,7 +159,9 @@ async function main (argv: string[]): Promise<void> {
     '',
     `  spindle ${VERSION} ready in ${Date.now() - started} ms (Node.js ${process.version}, pid ${process.pid})`,
     `  app      ${app}`,
-    `  workers  ${server.workers} threads on one port (SO_REUSEPORT)`,
+    server.mode === 'pool'
+      ? `  workers  1 Fastify thread, renders in ${server.poolThreads} pool thread${server.poolThreads === 1 ? '' : 's'} (pool mode)`
+      : `  workers  ${server.workers} threads on one port (SO_REUSEPORT)`,
     `  url      ${server.url}`,
     server.controlUrl ? `  control  ${server.controlUrl}  (/healthz /readyz /status /metrics)` : '  control  disabled',
     '',

@@ -34,7 +34,7 @@ export const SPINDLE_RUNTIME_START_TIMEOUT = createError(
 
 export const SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED = createError(
   'SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED',
-  'SO_REUSEPORT listeners need Linux and Node.js >= 22.12 (this is %s, Node.js %s)',
+  "mode 'reusePort' needs SO_REUSEPORT port sharing, which Spindle uses on Linux (this is %s, Node.js %s): use mode 'pool' or 'auto'",
 )
 
 export const SPINDLE_RUNTIME_NODE_TOO_OLD = createError(

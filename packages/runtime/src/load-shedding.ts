@@ -8,6 +8,7 @@ import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
 import { AdmissionController, ADMISSION_STATES } from './admission/controller.ts'
 import { RenderQueue } from './admission/render-queue.ts'
+import { renderPoolRunning } from './pool/presence.ts'
 import { resolveSheddingOptions, type LoadSheddingOptions } from './shed-options.ts'
 import {
   SHED_REASONS, STATUS_ADMISSION, STATUS_PRESSURE, STATUS_SHED_FIRST, type ShedReason,
@@ -103,7 +104,8 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
 
   fastify.addHook('preHandler', (req, reply, done) => {
     const reason = reasonToShed(req)
-    if (reason === undefined || (reason === ADMIT && !queue)) {
+    // A render pool in this thread admits its renders itself (pool/presence.ts): the queue steps aside.
+    if (reason === undefined || (reason === ADMIT && (!queue || renderPoolRunning()))) {
       (req.raw as Stamped)[kStartedAt] = performance.now()
       done()
       return

@@ -37,7 +37,8 @@ export class ManagedWorker extends EventEmitter {
   /** Why the supervisor is taking this worker down (undefined while it serves). */
   retiring: string | undefined
 
-  constructor (id: number, generation: number, port: number, opts: ResolvedOptions) {
+  /** `handover`: listen only when told (listen()), once the worker it replaces has let go of the port. */
+  constructor (id: number, generation: number, port: number, opts: ResolvedOptions, handover = false) {
     super()
     this.id = id
     this.generation = generation
@@ -53,6 +54,8 @@ export class ManagedWorker extends EventEmitter {
       appOptions: opts.appOptions,
       host: opts.host,
       port,
+      reusePort: opts.mode === 'reusePort',
+      handover,
       status,
       shared: opts.shared,
       shedding: opts.shedding,
@@ -66,7 +69,9 @@ export class ManagedWorker extends EventEmitter {
     this.thread = new Worker(WORKER_ENTRY, {
       workerData: data,
       name: `spindle-worker-${id}`,
-      env: { ...process.env, ...opts.env },
+      // Pool mode: the adapters read the size of their render pool from here when their own
+      // `threads` option is absent.
+      env: { ...process.env, ...opts.env, ...(opts.poolThreads > 0 ? { SPINDLE_POOL_THREADS: String(opts.poolThreads) } : {}) },
       resourceLimits: {
         ...(opts.maxHeapMb ? { maxOldGenerationSizeMb: opts.maxHeapMb } : {}),
         ...(opts.youngGenerationMb ? { maxYoungGenerationSizeMb: opts.youngGenerationMb } : {}),
@@ -103,12 +108,52 @@ export class ManagedWorker extends EventEmitter {
 
   /** Resolves with the bound port once the worker listens; rejects with the app's error. */
   async listening (timeout: number): Promise<number> {
+    return await this.#startStep(timeout, (msg) => {
+      if (msg.type !== 'listening') return undefined
+      this.port = msg.port
+      this.warmup = msg.warmup
+      return msg.port
+    })
+  }
+
+  /** A handover worker: resolves once it has loaded and warmed up, ready to listen. */
+  async prepared (timeout: number): Promise<void> {
+    await this.#startStep(timeout, (msg) => msg.type === 'prepared' ? 0 : undefined)
+  }
+
+  /** Lets a handover worker listen. */
+  listen (): void { this.#post({ type: 'listen' }) }
+
+  /**
+   * Asks the worker to close its listener and keep serving its open connections; resolves
+   * once it has (or ended), or after `timeout` ms.
+   */
+  async unlisten (timeout: number): Promise<void> {
+    if (this.#exited) return
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer)
+        this.off('worker-message', onMessage)
+        this.off('exit', done)
+        resolve()
+      }
+      const onMessage = (msg: WorkerMessage): void => { if (msg.type === 'unlistened') done() }
+      const timer = setTimeout(done, timeout)
+      this.on('worker-message', onMessage)
+      this.once('exit', done)
+      this.#post({ type: 'unlisten' })
+    })
+  }
+
+  /** Waits for the start-up message `pick` recognises; rejects with the app's error, an exit or the timeout. */
+  async #startStep (timeout: number, pick: (msg: WorkerMessage) => number | undefined): Promise<number> {
     const ac = new AbortController()
     const timer = setTimeout(() => ac.abort(), timeout)
     try {
       return await new Promise<number>((resolve, reject) => {
         const onMessage = (msg: WorkerMessage): void => {
-          if (msg.type === 'listening') { this.port = msg.port; this.warmup = msg.warmup; resolve(msg.port) }
+          const value = pick(msg)
+          if (value !== undefined) resolve(value)
           if (msg.type === 'start-failed') {
             const cause = deserializeError(msg.error)
             reject(new SPINDLE_RUNTIME_WORKER_START_FAILED(this.id, cause.message, { cause }))

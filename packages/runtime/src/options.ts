@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { defaultWorkerCount } from './cpus.ts'
 import { fail, show } from './option-checks.ts'
+import { resolveMode, type Mode, type ModeOption } from './mode.ts'
 import { silentLogger, type SupervisorLogger } from './logger.ts'
 import { resolveSheddingOptions, type LoadSheddingOptions, type ResolvedSheddingOptions } from './shed-options.ts'
 
@@ -14,7 +15,10 @@ export interface ServeOptions {
   app: string | URL
   /** Options passed to the app plugin when it is registered. Must be structured-cloneable. */
   appOptions?: Record<string, unknown>
-  /** Worker threads. Default: the container's CPU quota, else the available cores. */
+  /**
+   * Threads that render: worker threads in reusePort mode, render pool threads in pool mode.
+   * Default: the container's CPU quota, else the available cores.
+   */
   workers?: number
   /** Port every worker listens on (SO_REUSEPORT). 0 picks a free port. Default 3000. */
   port?: number
@@ -78,8 +82,13 @@ export interface ServeOptions {
   shared?: Record<string, unknown>
   /** Extra control-server routes, keyed 'METHOD /path'. */
   controlRoutes?: Record<string, ControlHandler>
-  /** How connections reach workers. Only 'reuseport' exists today. */
-  mode?: 'reuseport'
+  /**
+   * How requests reach the renders. 'reusePort': `workers` Fastify worker threads share the
+   * port (SO_REUSEPORT, Linux). 'pool': one Fastify worker thread owns the port and the
+   * framework adapters render in a pool of `workers` threads (any OS; the worker gets
+   * SPINDLE_POOL_THREADS). 'auto' (default): reusePort where the OS has it, else pool.
+   */
+  mode?: ModeOption
   /** Where supervisor events go (pino-compatible). Default: silent. */
   logger?: SupervisorLogger
   /** Load shedding in every worker (docs/overload.md); false turns it off. Default: on, with its defaults. */
@@ -125,7 +134,10 @@ export interface ResolvedWarmup {
 export interface ResolvedOptions {
   readonly appPath: string
   readonly appOptions: Record<string, unknown>
+  /** Fastify worker threads the supervisor runs: `workers` in reusePort mode, 1 in pool mode. */
   readonly workers: number
+  /** Render pool threads the one worker's adapters start (pool mode), else 0. */
+  readonly poolThreads: number
   readonly port: number
   readonly host: string
   readonly controlPort: number | false
@@ -147,7 +159,9 @@ export interface ResolvedOptions {
   readonly env: Readonly<Record<string, string>>
   readonly shared: Readonly<Record<string, unknown>>
   readonly controlRoutes: Readonly<Record<string, ControlHandler>>
-  readonly mode: 'reuseport'
+  readonly mode: Mode
+  /** Why this mode (logged at start-up). */
+  readonly modeReason: string
   readonly logger: SupervisorLogger
   readonly shedding: ResolvedSheddingOptions | false
   readonly metrics: boolean
@@ -254,8 +268,10 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
     fail(`app must be the path of a module whose default export is a Fastify plugin, got ${show(input.app)}`)
   }
 
-  const workers = positiveInt('workers', input.workers, defaultWorkerCount())
-  if (workers > 1024) fail(`workers must be at most 1024, got ${workers}`)
+  const threads = positiveInt('workers', input.workers, defaultWorkerCount())
+  if (threads > 1024) fail(`workers must be at most 1024, got ${threads}`)
+  const { mode, reason: modeReason } = resolveMode(input.mode)
+  const workers = mode === 'pool' ? 1 : threads
 
   let controlPort: number | false = 9091
   if (input.controlPort === false) controlPort = false
@@ -274,7 +290,11 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
   const youngGenerationMb = young ?? Math.min(DEFAULT_YOUNG_GENERATION_MB, v8YoungGenerationMb ?? DEFAULT_YOUNG_GENERATION_MB)
 
   const minReadyWorkers = positiveInt('minReadyWorkers', input.minReadyWorkers, Math.ceil(workers / 2))
-  if (minReadyWorkers > workers) fail(`minReadyWorkers must be at most workers (${workers}), got ${minReadyWorkers}`)
+  if (minReadyWorkers > workers) {
+    fail(mode === 'pool'
+      ? `minReadyWorkers must be 1 in pool mode (one Fastify worker), got ${minReadyWorkers}`
+      : `minReadyWorkers must be at most workers (${workers}), got ${minReadyWorkers}`)
+  }
 
   const heartbeatTimeout = duration('heartbeatTimeout', input.heartbeatTimeout, 1000)
   const stallTimeout = duration('stallTimeout', input.stallTimeout, 10_000)
@@ -293,10 +313,6 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
   }
   const handleSignals = input.handleSignals ?? true
   const balanceConnections = input.balanceConnections ?? true
-
-  if (input.mode !== undefined && input.mode !== 'reuseport') {
-    fail(`mode must be 'reuseport' (the only mode available), got ${show(input.mode)}`)
-  }
 
   const env = plainObject('env', input.env)
   for (const [k, v] of Object.entries(env)) {
@@ -318,6 +334,7 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
     appPath,
     appOptions: Object.freeze(plainObject('appOptions', input.appOptions)),
     workers,
+    poolThreads: mode === 'pool' ? threads : 0,
     port: portNumber('port', input.port, 3000),
     host: hostName('host', input.host, '0.0.0.0'),
     controlPort,
@@ -339,7 +356,8 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
     env: Object.freeze(env as Record<string, string>),
     shared: Object.freeze(plainObject('shared', input.shared)),
     controlRoutes: Object.freeze(controlRoutes as Record<string, ControlHandler>),
-    mode: 'reuseport',
+    mode,
+    modeReason,
     logger,
     shedding: input.shedding === false ? false : resolveSheddingOptions(input.shedding, 'shedding.'),
     metrics: input.metrics ?? true,

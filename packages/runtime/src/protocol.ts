@@ -38,6 +38,14 @@ export interface WorkerData {
   readonly appOptions: Record<string, unknown>
   readonly host: string
   readonly port: number
+  /** Listen with SO_REUSEPORT (reusePort mode); false in pool mode, where one worker owns the port. */
+  readonly reusePort: boolean
+  /**
+   * A replacement that cannot share the port with the worker it replaces (pool mode): it
+   * loads and warms up, sends 'prepared', and listens only on 'listen', which the
+   * supervisor sends once the old worker has closed its listener ('unlisten', 'unlistened').
+   */
+  readonly handover: boolean
   readonly status: SharedArrayBuffer
   readonly shared: Record<string, unknown>
   /** Load-shedding options, or false when shedding is off. */
@@ -71,6 +79,8 @@ export type WorkerMessage =
   | { type: 'listening', port: number, address: string, warmup?: WarmupReport }
   | { type: 'start-failed', error: SerializedError }
   | { type: 'drained', unfinished: number }
+  | { type: 'prepared' }
+  | { type: 'unlistened' }
   | { type: 'unhandled-rejection', error: SerializedError }
   | { type: 'metrics', requestId: number, metrics: MetricSnapshot[] }
 
@@ -95,6 +105,10 @@ export type SupervisorMessage =
    */
   | { type: 'drain', timeout: number, idleGrace: number }
   | { type: 'metrics', requestId: number }
+  /** A handover replacement may listen now: the port is free. */
+  | { type: 'listen' }
+  /** Close the listener (answered with 'unlistened'), keep serving open connections. */
+  | { type: 'unlisten' }
 
 export function serializeError (err: unknown): SerializedError {
   if (err instanceof Error) {

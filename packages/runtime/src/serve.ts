@@ -2,11 +2,12 @@ import { connect } from 'node:net'
 import type { Server } from 'node:http'
 import { once } from 'node:events'
 import {
-  SPINDLE_RUNTIME_NODE_TOO_OLD, SPINDLE_RUNTIME_PORT_IN_USE, SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED, SPINDLE_RUNTIME_STOPPED_DURING_START,
+  SPINDLE_RUNTIME_NODE_TOO_OLD, SPINDLE_RUNTIME_PORT_IN_USE, SPINDLE_RUNTIME_STOPPED_DURING_START,
 } from './errors.ts'
 import { startCacheFleet } from './cache-fleet.ts'
 import { createControlServer } from './control-server.ts'
 import { resolveOptions, type ResolvedOptions, type ServeOptions } from './options.ts'
+import type { Mode } from './mode.ts'
 import { workerYoungGenerationMb } from './v8-young.ts'
 import { Supervisor, type WorkerStatus } from './supervisor.ts'
 
@@ -18,7 +19,12 @@ export interface SpindleServer {
   readonly url: string
   /** The control server's URL, or undefined when it is disabled. */
   readonly controlUrl: string | undefined
+  /** Fastify worker threads: the rendering threads in reusePort mode, 1 in pool mode. */
   readonly workers: number
+  /** How requests reach the renders ('auto' resolved). */
+  readonly mode: Mode
+  /** Render pool threads of the one worker in pool mode; 0 in reusePort mode. */
+  readonly poolThreads: number
   /** Whether /readyz answers 200. */
   ready (): boolean
   status (): WorkerStatus[]
@@ -31,7 +37,6 @@ export interface SpindleServer {
 export function checkPlatform (): void {
   const [major = 0, minor = 0] = process.versions.node.split('.').map(Number)
   if (major < 22 || (major === 22 && minor < 22)) throw new SPINDLE_RUNTIME_NODE_TOO_OLD(process.version)
-  if (process.platform !== 'linux') throw new SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED(process.platform, process.versions.node)
 }
 
 function loopbackFor (host: string): string {
@@ -74,6 +79,8 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
   try {
     const v8Young = (options as ServeOptions | undefined)?.youngGenerationMb === undefined ? await workerYoungGenerationMb() : undefined
     resolved = resolveOptions(options, v8Young)
+    resolved.logger.info({ mode: resolved.mode, reason: resolved.modeReason, workers: resolved.workers, poolThreads: resolved.poolThreads },
+      resolved.mode === 'pool' ? 'pool mode: one Fastify worker, renders in a pool of threads' : 'reusePort mode: workers share the port')
     if (resolved.port !== 0) await assertPortFree(resolved.host, resolved.port)
     fleet = await startCacheFleet(resolved)
   } catch (err) {
@@ -135,7 +142,7 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
   let controlUrl: string | undefined
   if (opts.controlPort !== false) {
     control = createControlServer(supervisor, opts.controlRoutes, () => ({
-      pid: process.pid, url, workers: opts.workers, uptimeMs: Math.round(process.uptime() * 1000),
+      pid: process.pid, url, mode: opts.mode, poolThreads: opts.poolThreads, workers: opts.workers, uptimeMs: Math.round(process.uptime() * 1000),
     }), fleet ? () => fleet.agent.metrics() : undefined)
     try {
       control.listen(opts.controlPort, opts.controlHost)
@@ -174,6 +181,8 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
     url,
     controlUrl,
     workers: opts.workers,
+    mode: opts.mode,
+    poolThreads: opts.poolThreads,
     ready: () => supervisor.isReady(),
     status: () => supervisor.status(),
     restart: () => supervisor.rollingRestart(),

@@ -118,9 +118,9 @@ export class Supervisor extends EventEmitter {
     this.#port = await worker.listening(this.#opts.startTimeout)
   }
 
-  #spawn (slot: Slot): ManagedWorker {
+  #spawn (slot: Slot, handover = false): ManagedWorker {
     slot.generation++
-    const worker = new ManagedWorker(slot.id, slot.generation, this.#port, this.#opts)
+    const worker = new ManagedWorker(slot.id, slot.generation, this.#port, this.#opts, handover)
     this.#live.add(worker)
     worker.on('worker-error', (err: Error) => {
       if (this.#started) this.#opts.logger.error({ worker: slot.id, err: err.message }, 'worker threw an uncaught error')
@@ -220,12 +220,37 @@ export class Supervisor extends EventEmitter {
     const old = slot.worker
     slot.replacing = true
     this.#opts.logger.warn({ worker: id, reason }, 'replacing worker')
-    const next = this.#spawn(slot)
+    // Without SO_REUSEPORT (pool mode) two listeners cannot share the port: the new worker
+    // gets ready, the old one closes its listener, and only then does the new one listen.
+    const handover = this.#opts.mode === 'pool' && old !== undefined && !old.exited
+    const next = this.#spawn(slot, handover)
+    let released: Promise<{ unfinished: number, terminated: boolean }> | undefined
+    let portLeft = false
     try {
+      if (handover) {
+        await next.prepared(this.#opts.startTimeout)
+        // Only the listener closes here: the old worker keeps serving its open connections,
+        // which are told to close only once the new worker listens (the drain below).
+        if (reason === 'stalled') released = this.#release(old!, reason)
+        else await old!.unlisten(1000)
+        portLeft = true
+        next.listen()
+      }
       await next.listening(this.#opts.startTimeout)
     } catch (err) {
       next.retiring = 'start-failed'
       await next.terminate()
+      if (portLeft) {
+        // The old worker let go of the port already: the slot restarts like after a crash.
+        slot.worker = undefined
+        slot.replacing = false
+        slot.crashes++
+        const delay = restartDelayFor(slot.crashes, this.#opts.restartDelay, this.#opts.maxRestartDelay)
+        this.#opts.logger.error({ worker: id, reason, err: (err as Error).message, restartInMs: delay }, 'replacement worker failed to take over the port')
+        this.#scheduleRestart(slot, delay)
+        await (released ?? this.#release(old!, reason))
+        return
+      }
       // Every attempt counts, and the next one backs off like a crash restart: a replacement
       // that cannot start must not be retried on every tick while the old worker serves.
       slot.restarts++
@@ -250,18 +275,23 @@ export class Supervisor extends EventEmitter {
     slot.silentFor = 0
     slot.replacing = false
     this.emit('worker-replaced', { id, reason })
-    if (!old || old.exited) return
+    if (!old || (old.exited && !released)) return
+    const { unfinished, terminated } = await (released ?? this.#release(old, reason))
+    if (unfinished > 0 || terminated) {
+      this.#opts.logger.warn({ worker: id, unfinished, terminated }, 'old worker did not finish all requests in shutdownTimeout')
+    }
+  }
+
+  /** Retires a replaced worker: terminated when its loop is stuck, else drained. */
+  async #release (old: ManagedWorker, reason: string): Promise<{ unfinished: number, terminated: boolean }> {
     old.retiring = reason
     if (reason === 'stalled') {
       await old.terminate()
-    } else {
-      // Its replacement already listens: idle keep-alive clients get time to send their next
-      // request and be told to close, instead of having their socket closed under them.
-      const { unfinished, terminated } = await old.drain(this.#opts.shutdownTimeout, undefined, REPLACEMENT_IDLE_GRACE)
-      if (unfinished > 0 || terminated) {
-        this.#opts.logger.warn({ worker: id, unfinished, terminated }, 'old worker did not finish all requests in shutdownTimeout')
-      }
+      return { unfinished: 0, terminated: false }
     }
+    // Idle keep-alive clients get time to send their next request and be told to close,
+    // instead of having their socket closed under them.
+    return await old.drain(this.#opts.shutdownTimeout, undefined, REPLACEMENT_IDLE_GRACE)
   }
 
   /** Replaces every worker, one at a time (SIGHUP). */

@@ -1,5 +1,5 @@
 // Entry of every worker thread: builds a Fastify instance, registers the app, listens
-// with SO_REUSEPORT, ticks the heartbeat the supervisor watches, and drains on request.
+// (with SO_REUSEPORT in reusePort mode), ticks the heartbeat the supervisor watches, and drains on request.
 import { Server as NetServer } from 'node:net'
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -72,9 +72,11 @@ async function start (): Promise<void> {
   if (data.metrics) metrics = registerWorkerMetrics(app, Boolean(data.shedding))
   await app.register(plugin, data.appOptions)
   const warmup = data.warmup ? await warmUp(app, data.warmup) : undefined
-  // reusePort goes straight to net.Server#listen; Fastify's types do not list it yet.
-  const listenOptions = { host: data.host, port: data.port, reusePort: true }
-  await app.listen(listenOptions)
+  if (data.handover) {
+    send({ type: 'prepared' })
+    await listenCalled
+  }
+  await listen(app)
   const address = app.server.address()
   const boundPort = typeof address === 'object' && address ? address.port : data.port
   Atomics.store(status, STATUS_PHASE, PHASE_LISTENING)
@@ -83,6 +85,27 @@ async function start (): Promise<void> {
 
 function openConnections (server: HttpServer): Promise<number> {
   return new Promise((resolve) => { server.getConnections((err, count) => { resolve(err ? 0 : count) }) })
+}
+
+let allowListen: () => void = () => {}
+const listenCalled = new Promise<void>((resolve) => { allowListen = resolve })
+
+/** ms a handover replacement keeps trying while the port it takes over is still being freed. */
+const HANDOVER_RETRY_FOR = 2000
+
+async function listen (fastify: FastifyInstance): Promise<void> {
+  // reusePort goes straight to net.Server#listen; Fastify's types do not list it yet.
+  const listenOptions = { host: data.host, port: data.port, reusePort: data.reusePort }
+  const until = Date.now() + HANDOVER_RETRY_FOR
+  for (;;) {
+    try {
+      await fastify.listen(listenOptions)
+      return
+    } catch (err) {
+      if (!data.handover || (err as { code?: string }).code !== 'EADDRINUSE' || Date.now() > until) throw err
+      await sleep(5)
+    }
+  }
 }
 
 async function drain (timeout: number, idleGrace: number): Promise<void> {
@@ -126,6 +149,13 @@ process.on('unhandledRejection', (reason: unknown) => {
 
 port.on('message', (message: SupervisorMessage) => {
   if (message.type === 'drain') void drain(message.timeout, message.idleGrace)
+  else if (message.type === 'listen') allowListen()
+  else if (message.type === 'unlisten') {
+    // Stops accepting; open connections stay. The descriptor is closed once this returns,
+    // so the replacement waiting for the port can take it.
+    if (app?.server.listening) NetServer.prototype.close.call(app.server)
+    send({ type: 'unlistened' })
+  }
   else if (message.type === 'metrics') {
     const { requestId } = message
     const answer = (list: MetricSnapshot[]): void => send({ type: 'metrics', requestId, metrics: list })

@@ -44,7 +44,7 @@ describe('spindle CLI', () => {
   it('documents every flag, env var, signal and probe in --help', async () => {
     const r = run(['--help'])
     expect(await r.exit).toBe(0)
-    for (const word of ['--workers', '--port', '--host', '--control-port', '--no-shedding', '--shutdown-timeout', '--config',
+    for (const word of ['--workers', '--mode', '--port', '--host', '--control-port', '--no-shedding', '--shutdown-timeout', '--config',
       'WORKERS', 'PORT', 'HOST', 'SIGTERM', 'SIGHUP', '/readyz', '/healthz', 'spindle.config', 'Node.js >= 22.22']) {
       expect(r.stdout()).toContain(word)
     }
@@ -55,6 +55,22 @@ describe('spindle CLI', () => {
     expect(await r.exit).toBe(2)
     expect(r.stderr()).toContain('SPINDLE_RUNTIME_CLI_USAGE')
     expect(r.stderr()).toContain('--workers must be a whole number, got "many"')
+  })
+
+  it('rejects a bad --mode with the coded option error, before any worker starts', async () => {
+    const r = run(['start', fixture('app.js'), '--mode', 'cluster', '--port', '0', '--control-port', '0'])
+    expect(await r.exit).toBe(1)
+    expect(r.stderr()).toContain('SPINDLE_RUNTIME_INVALID_OPTION')
+    expect(r.stderr()).toContain("mode must be 'auto', 'reusePort' or 'pool', got \"cluster\"")
+  })
+
+  it('logs the mode it chose and why: auto is reusePort on Linux', async () => {
+    const r = run(['start', fixture('app.js'), '--port', '0', '--control-port', '0', '-w', '1', '-H', '127.0.0.1'])
+    const { control } = await started(r)
+    expect(r.stderr()).toContain('reusePort mode: workers share the port  mode=reusePort reason=mode: auto, and linux balances one port over threads (SO_REUSEPORT)')
+    expect((await get(control + '/status')).json()).toMatchObject({ mode: 'reusePort', poolThreads: 0 })
+    r.child.kill('SIGTERM')
+    expect(await r.exit).toBe(0)
   })
 
   it('rejects an invalid option from the environment, naming the option', async () => {

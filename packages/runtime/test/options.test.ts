@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { serve, defaultWorkerCount, type ServeOptions } from '@spindle/runtime'
 import { resolveOptions } from '../src/options.ts'
+import { resolveMode } from '../src/mode.ts'
 import { fixture } from './helpers.ts'
 
 const app = fixture('app.js')
@@ -38,7 +39,9 @@ describe('serve() options', () => {
     [{ memoryReducer: 'off' }, 'memoryReducer must be a boolean, got "off"'],
     [{ youngGenerationMb: 2 }, "youngGenerationMb must be 0 (V8's default) or a whole number of at least 3, got 2"],
     [{ youngGenerationMb: 16.5 }, "youngGenerationMb must be 0 (V8's default) or a whole number of at least 3, got 16.5"],
-    [{ mode: 'dispatch' }, "mode must be 'reuseport' (the only mode available), got \"dispatch\""],
+    [{ mode: 'dispatch' }, "mode must be 'auto', 'reusePort' or 'pool', got \"dispatch\""],
+    [{ mode: 'reuseport' }, "mode must be 'auto', 'reusePort' or 'pool', got \"reuseport\""],
+    [{ mode: 'pool', workers: 2, minReadyWorkers: 2 }, 'minReadyWorkers must be 1 in pool mode (one Fastify worker), got 2'],
     [{ env: { A: 1 } }, 'env.A must be a string, got 1'],
     [{ controlRoutes: { '/x': () => {} } }, "controlRoutes keys must look like 'GET /path', got \"/x\""],
     [{ wrokers: 2 }, 'unknown option "wrokers"'],
@@ -52,6 +55,18 @@ describe('serve() options', () => {
       expect(err.message).toContain(message)
     })
   }
+
+  it('picks reusePort where the OS balances one port over threads (Linux), pool elsewhere; pool mode runs one worker with -w pool threads', () => {
+    expect(resolveMode(undefined, 'linux').mode).toBe('reusePort')
+    expect(resolveMode('auto', 'linux').reason).toContain('SO_REUSEPORT')
+    expect(resolveMode('auto', 'darwin').mode).toBe('pool')
+    expect(resolveMode('auto', 'win32').mode).toBe('pool')
+    expect(resolveMode('pool', 'linux').mode).toBe('pool')
+    expect(() => resolveMode('reusePort', 'darwin')).toThrow(expect.objectContaining({ code: 'SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED' }))
+    expect(resolveOptions({ app, workers: 3 })).toMatchObject({ mode: process.platform === 'linux' ? 'reusePort' : 'pool' })
+    expect(resolveOptions({ app, workers: 3, mode: 'reusePort' })).toMatchObject({ mode: 'reusePort', workers: 3, poolThreads: 0 })
+    expect(resolveOptions({ app, workers: 3, mode: 'pool' })).toMatchObject({ mode: 'pool', workers: 1, poolThreads: 3, minReadyWorkers: 1 })
+  })
 
   it('caps the default young generation at 48 MB and never raises V8\'s own', () => {
     const young = (v8?: number, input: Partial<ServeOptions> = {}): number =>

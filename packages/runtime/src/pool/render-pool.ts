@@ -11,6 +11,7 @@ import { AdmissionController } from '../admission/controller.ts'
 import { SPINDLE_RUNTIME_POOL_OVERLOADED, SPINDLE_RUNTIME_POOL_START_FAILED } from '../errors.ts'
 import { forward } from './forward.ts'
 import { HangWatch } from './hang-watch.ts'
+import { countRenderPool } from './presence.ts'
 import { isThreadReady, type PoolThreadData, type RequestHead } from './protocol.ts'
 
 /**
@@ -75,6 +76,7 @@ export class RenderPool {
   /** Starts the threads and resolves when every one has loaded its framework. */
   static async start (o: RenderPoolOptions): Promise<RenderPool> {
     const pool = await startPiscina(o)
+    countRenderPool(1)
     return new RenderPool(o, pool)
   }
 
@@ -153,7 +155,9 @@ export class RenderPool {
 
   /** Stops taking requests, lets running ones end (up to `timeout` ms), then ends the threads. */
   async close (timeout = 10_000): Promise<void> {
+    if (this.#closing) return
     this.#closing = true
+    countRenderPool(-1)
     this.#hangs?.stop()
     for (const waiting of this.#queue) waiting.cancelled = true
     this.#queue = []
