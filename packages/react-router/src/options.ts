@@ -16,9 +16,11 @@ interface CommonOptions {
   /** max-age in seconds for client files outside assets/ (hashed assets are immutable for a year). Default 3600. */
   staticMaxAge?: number
   /**
-   * Render pool threads: 0 renders in the thread that runs Fastify (default); N > 0 renders
-   * in N piscina threads while this thread keeps the sockets and the hooks (docs/pool-mode.md).
-   * Needs `build` as a path and no `getLoadContext`.
+   * Render pool threads: 0 renders in the thread that runs Fastify; N > 0 renders in N
+   * piscina threads while this thread keeps the sockets and the hooks (docs/pool-mode.md).
+   * Needs `build` as a path and no `getLoadContext`. Absent: the SPINDLE_POOL_THREADS
+   * environment variable when it is a positive integer (`spindle start --mode pool` sets
+   * it), else 0; ignored with `dev: true`.
    */
   threads?: number
   /** Renders one pool thread runs at once (loaders that await I/O overlap). Default 4. */
@@ -95,9 +97,11 @@ export function resolveAdapterOptions (input: ReactRouterAdapterOptions): Resolv
     if (typeof input.clientDir !== 'string' || input.clientDir.length === 0) fail(`clientDir must be a folder path or false, got ${JSON.stringify(input.clientDir)}`)
     clientDir = resolve(input.clientDir)
   }
-  const threads = count(input.threads ?? 0, 'threads', 0)
-  if (threads > 0 && typeof build !== 'string') fail('threads needs build to be the path of build/server/index.js: a ServerBuild object cannot cross threads')
-  if (threads > 0 && input.getLoadContext !== undefined) fail('getLoadContext cannot be used with threads: it runs in the main thread and its value cannot cross threads')
+  const threads = input.threads === undefined ? envThreads() : count(input.threads, 'threads', 0)
+  // Named as the user set it: the option, or the variable pool mode set for them.
+  const source = input.threads === undefined ? `threads (${threads}, from SPINDLE_POOL_THREADS; set threads: 0 to render in the thread that runs Fastify)` : 'threads'
+  if (threads > 0 && typeof build !== 'string') fail(`${source} needs build to be the path of build/server/index.js: a ServerBuild object cannot cross threads`)
+  if (threads > 0 && input.getLoadContext !== undefined) fail(`getLoadContext cannot be used with ${source}: it runs in the main thread and its value cannot cross threads`)
   return Object.freeze({
     build,
     devRoot: undefined,
@@ -147,6 +151,12 @@ function checkPool (input: CommonOptions, threads: number): Pick<ResolvedOptions
     maxBacklog: count(input.maxBacklog ?? 1000, 'maxBacklog', 1),
     hangTimeout: count(input.hangTimeout ?? 10_000, 'hangTimeout', 0),
   }
+}
+
+/** `spindle start --mode pool` runs one Fastify worker and gives it the pool's size here. */
+function envThreads (): number {
+  const n = Number(process.env.SPINDLE_POOL_THREADS)
+  return Number.isInteger(n) && n > 0 ? n : 0
 }
 
 function count (value: unknown, name: string, min: number): number {

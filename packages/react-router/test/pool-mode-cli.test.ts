@@ -1,0 +1,114 @@
+// `spindle start --mode pool`: one Fastify worker, the adapter (no `threads` in the app)
+// renders in as many pool threads as -w says, under the same supervisor, signals and probes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import { Agent, request } from 'undici'
+import { buildApp } from './fixtures/build.ts'
+
+const CLI = fileURLToPath(new URL('../../runtime/bin/spindle.js', import.meta.url))
+const APP = fileURLToPath(new URL('./fixtures/pool-mode-app.js', import.meta.url))
+
+let child: ChildProcess
+let exit: Promise<number | null>
+let out = ''
+let err = ''
+let url: string
+let control: string
+
+async function waitFor<T> (what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeout = 30_000): Promise<T> {
+  const deadline = Date.now() + timeout
+  while (Date.now() < deadline) {
+    const value = await check()
+    if (value) return value
+    if (child.exitCode !== null) throw new Error(`spindle exited (${child.exitCode}) waiting for ${what}: ${err}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`timed out waiting for ${what}\n${out}\n${err}`)
+}
+
+async function json (target: string, dispatcher?: Agent): Promise<{ status: number, body: any }> {
+  const res = await request(target, dispatcher ? { dispatcher } : {})
+  return { status: res.statusCode, body: await res.body.json() }
+}
+
+beforeAll(async () => {
+  buildApp()
+  child = spawn(process.execPath, [CLI, 'start', APP, '--mode', 'pool', '-w', '2', '-p', '0', '-H', '127.0.0.1', '--control-port', '0', '--shutdown-timeout', '5000'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  child.stdout!.on('data', (c: Buffer) => { out += c })
+  child.stderr!.on('data', (c: Buffer) => { err += c })
+  exit = once(child, 'exit').then(([code]) => code as number | null)
+  await waitFor('the start-up banner', () => {
+    url = /url\s+(http:\/\/\S+)/.exec(out)?.[1] ?? ''
+    control = /control\s+(http:\/\/\S+)/.exec(out)?.[1] ?? ''
+    return url && control
+  }, 120_000)
+}, 240_000)
+
+afterAll(() => { if (child?.exitCode === null) child.kill('SIGKILL') })
+
+describe('spindle start --mode pool', () => {
+  it('runs one Fastify worker whose adapter renders in -w pool threads, and says so', async () => {
+    expect(out).toContain('renders in 2 pool threads (pool mode)')
+    expect(err).toContain('pool mode: one Fastify worker, renders in a pool of threads  mode=pool reason=mode: pool workers=1 poolThreads=2')
+    const status = (await json(control + '/status')).body
+    expect(status).toMatchObject({ mode: 'pool', poolThreads: 2, ready: true })
+    expect(status.workers).toHaveLength(1)
+    const threads = new Set<number>()
+    for (let i = 0; i < 20 && threads.size < 2; i++) {
+      for (const res of await Promise.all([1, 2, 3, 4].map(() => json(url + '/nap?ms=20')))) {
+        expect(res.status).toBe(200)
+        threads.add(res.body.thread)
+      }
+    }
+    expect(threads.size).toBe(2)
+    expect(threads.has(status.workers[0].threadId)).toBe(false)
+  })
+
+  it("lets the pool admit its renders: the worker's render queue does not hold them back while the Fastify thread is busy", async () => {
+    // The Fastify thread never idles (its own route spins), so a render queue would start
+    // renders two at a time: 8 renders of 1.5 s would take 4 x 1.5 s. The pool's 2 threads
+    // x 4 slots take all 8 at once.
+    let spinning = true
+    // Two clients, so a spin is always waiting when one ends.
+    const spin = Promise.all([1, 2].map(async () => { while (spinning) await request(url + '/spin?ms=30').then((r) => r.body.dump()) }))
+    const started = Date.now()
+    const answers = await Promise.all(Array.from({ length: 8 }, () => json(url + '/nap?ms=1500')))
+    const took = Date.now() - started
+    spinning = false
+    await spin
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200))
+    expect(took).toBeLessThan(3500)
+  })
+
+  it('replaces the worker and its pool on SIGHUP while serving', async () => {
+    const agent = new Agent({ connections: 4 })
+    let stop = false
+    const statuses: Array<number | string> = []
+    const load = (async () => {
+      while (!stop) {
+        try { statuses.push((await json(url + '/nap?ms=5', agent)).status) } catch (e) { statuses.push((e as Error).message) }
+      }
+    })()
+    child.kill('SIGHUP')
+    await waitFor('the rolling restart to finish', () => err.includes('rolling restart done'), 60_000)
+    stop = true
+    await load
+    await agent.close()
+    const status = (await json(control + '/status')).body
+    expect(status.workers[0]).toMatchObject({ generation: 2, state: 'ready' })
+    expect(statuses.length).toBeGreaterThan(10)
+    expect(statuses.filter((s) => s !== 200)).toEqual([])
+  })
+
+  it('drains on SIGTERM: a render in flight finishes, then the process exits 0', async () => {
+    const slow = json(url + '/nap?ms=800')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    child.kill('SIGTERM')
+    expect((await slow).status).toBe(200)
+    expect(await exit).toBe(0)
+  })
+})
