@@ -10,6 +10,7 @@ export const CONFIG_TITLES = {
   watt: 'Platformatic Watt',
   'spindle-1': 'Spindle, 1 worker',
   spindle: 'Spindle',
+  'spindle-pool': 'Spindle, pool mode',
 }
 const PEERS = ['cluster', 'pm2', 'watt']
 
@@ -79,7 +80,7 @@ export function markdown ({ results, meta }) {
 
 /** Grouped horizontal bars: req/s of each configuration, one group per workload. */
 export function svgChart ({ results, meta }) {
-  const colors = { adapter: '#bdbdbd', 'adapter-pool': '#78909c', single: '#9e9e9e', cluster: '#8d6e63', pm2: '#5c6bc0', watt: '#26a69a', 'spindle-1': '#ffb74d', spindle: '#e65100' }
+  const colors = { adapter: '#bdbdbd', 'adapter-pool': '#78909c', single: '#9e9e9e', cluster: '#8d6e63', pm2: '#5c6bc0', watt: '#26a69a', 'spindle-1': '#ffb74d', spindle: '#e65100', 'spindle-pool': '#bf360c' }
   const rowH = 18
   const labelW = 170
   const barW = 520

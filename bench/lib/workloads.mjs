@@ -53,6 +53,7 @@ export const workloads = {
       const job = nodeJob(apps + 'fastify-single.mjs', [dir + '/app.js'])
       if (config === 'spindle') return spindle(dir, workers, port, [dir + '/app.js'])
       if (config === 'spindle-1') return spindle(dir, 1, port, [dir + '/app.js'])
+      if (config === 'spindle-pool') return { unavailable: 'pool mode renders the framework adapters in its threads; plain Fastify runs on its one worker' }
       if (config === 'watt') return { unavailable: 'not measured for plain Fastify (Watt is measured on the Next.js workload)' }
       if (config === 'adapter' || config === 'adapter-pool') return { unavailable: 'the single process is already plain Fastify' }
       return forked(config, job, workers, port, dir)
@@ -72,6 +73,7 @@ export const workloads = {
       const job = nodeJob(apps + 'fastify-single.mjs', [apps + 'cached-pages.mjs'])
       if (config === 'spindle') return spindle(apps, workers, port, ['-c', apps + 'cached-pages.config.mjs'])
       if (config === 'spindle-1') return spindle(apps, 1, port, ['-c', apps + 'cached-pages.config.mjs'])
+      if (config === 'spindle-pool') return { unavailable: 'pool mode renders the framework adapters in its threads; these pages are plain Fastify' }
       if (config === 'watt') return { unavailable: 'not measured: Watt caches outgoing fetch calls, not inbound pages' }
       if (config === 'adapter' || config === 'adapter-pool') return { unavailable: 'the single process is already plain Fastify' }
       return forked(config, job, workers, port, apps)
@@ -94,6 +96,7 @@ export const workloads = {
       const job = nodeJob(nextBin, ['start', '-p', String(port), '-H', '127.0.0.1'])
       if (config === 'spindle') return spindle(dir, workers, port)
       if (config === 'spindle-1') return spindle(dir, 1, port)
+      if (config === 'spindle-pool') return spindle(dir, workers, port, ['--mode', 'pool'])
       if (config === 'watt') return watt(dir, workers, port, workDir)
       if (config === 'adapter') return forked('single', nodeJob(apps + 'fastify-single.mjs', [dir + '/app.js']), 1, port, dir)
       // The same plain Fastify process, Next in N pool threads: the example's nextAdapter
@@ -117,9 +120,11 @@ export const workloads = {
       const serveBin = installed(benchDir, '@react-router/serve', 'bin.cjs')
       if (config === 'spindle') return spindle(dir, workers, port)
       if (config === 'spindle-1') return spindle(dir, 1, port)
+      if (config === 'spindle-pool') return spindle(dir, workers, port, ['--mode', 'pool'])
       if (config === 'watt') return { unavailable: 'Watt has no React Router capability on the npm registry (@platformatic/react-router is not published there)' }
       if (config === 'adapter') return forked('single', nodeJob(apps + 'fastify-single.mjs', [dir + '/app.js']), 1, port, dir)
-      if (config === 'adapter-pool') return { unavailable: 'measured for the Next.js workload' }
+      // The example's reactRouterAdapter has no threads option either.
+      if (config === 'adapter-pool') return forked('single', nodeJob(apps + 'fastify-single.mjs', [dir + '/app.js']), 1, port, dir, { SPINDLE_POOL_THREADS: String(workers) })
       if (!serveBin) return { unavailable: '@react-router/serve is not installed' }
       return forked(config, nodeJob(serveBin, [dir + '/build/server/index.js']), workers, port, dir)
     },
