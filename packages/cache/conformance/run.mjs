@@ -137,7 +137,9 @@ function forward (method, url, headers, body) {
     let head = `${method} ${url} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n`
     for (const [n, v] of Object.entries(headers)) for (const value of [v].flat()) head += `${n}: ${value}\r\n`
     if (body && body.length) head += `content-length: ${body.length}\r\n`
-    socket.end(Buffer.concat([Buffer.from(head + '\r\n', 'latin1'), body ?? Buffer.alloc(0)]))
+    // write, not end: a half-closed socket makes Node's server abort a response it is still
+    // producing (the suite's origin pauses some on purpose); Connection: close ends it.
+    socket.write(Buffer.concat([Buffer.from(head + '\r\n', 'latin1'), body ?? Buffer.alloc(0)]))
   })
 }
 const base = await app.listen({ port: 0, host: '127.0.0.1' })
