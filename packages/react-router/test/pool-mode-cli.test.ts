@@ -61,6 +61,8 @@ describe('spindle start --mode pool', () => {
     for (let i = 0; i < 20 && threads.size < 2; i++) {
       for (const res of await Promise.all([1, 2, 3, 4].map(() => json(url + '/nap?ms=20')))) {
         expect(res.status).toBe(200)
+        // The worker's young generation (youngGenerationMb, 48 MB), not V8's own for a thread.
+        expect(res.body.young).toBe(48)
         threads.add(res.body.thread)
       }
     }
@@ -102,6 +104,22 @@ describe('spindle start --mode pool', () => {
     expect(status.workers[0]).toMatchObject({ generation: 2, state: 'ready' })
     expect(statuses.length).toBeGreaterThan(10)
     expect(statuses.filter((s) => s !== 200)).toEqual([])
+  })
+
+  it('with --no-shedding the pool sheds nothing either: a burst far past maxBacklog is served in full', async () => {
+    const loose = spawn(process.execPath, [CLI, 'start', APP, '--mode', 'pool', '-w', '1', '--no-shedding', '-p', '0', '-H', '127.0.0.1', '--no-control'], { stdio: ['ignore', 'pipe', 'ignore'] })
+    let banner = ''
+    loose.stdout!.on('data', (c: Buffer) => { banner += c })
+    try {
+      const base = await waitFor('the second server', () => /url\s+(http:\/\/\S+)/.exec(banner)?.[1], 60_000)
+      // Warm: the pool's admission holds nothing back until a few renders have ended.
+      for (let i = 0; i < 3; i++) await Promise.all(Array.from({ length: 4 }, () => json(base + '/nap?ms=250')))
+      // 1 thread x 4 slots, 24 renders of 250 ms: the last would wait 1.5 s, past maxBacklog (1 s).
+      const answers = await Promise.all(Array.from({ length: 24 }, () => request(base + '/nap?ms=250').then(async (r) => { await r.body.dump(); return r.statusCode })))
+      expect(answers).toEqual(Array(24).fill(200))
+    } finally {
+      loose.kill('SIGKILL')
+    }
   })
 
   it('drains on SIGTERM: a render in flight finishes, then the process exits 0', async () => {

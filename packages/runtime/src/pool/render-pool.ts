@@ -5,6 +5,7 @@
 // queue stays empty: a task is run only when a slot is free, so a request that cannot start
 // in time is answered 503 here without reaching a thread.
 import { performance } from 'node:perf_hooks'
+import { isMainThread, resourceLimits, workerData } from 'node:worker_threads'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import { Piscina } from 'piscina'
 import { AdmissionController } from '../admission/controller.ts'
@@ -63,7 +64,7 @@ export class RenderPool {
     this.#o = o
     this.#pool = pool
     this.#capacity = o.threads * o.concurrency
-    this.#admission = o.admission ?? new AdmissionController({ budget: o.maxBacklog, target: Math.min(10, o.maxBacklog / 2) })
+    this.#admission = o.admission ?? (runtimeSheddingOff() ? ADMIT_ALL : new AdmissionController({ budget: o.maxBacklog, target: Math.min(10, o.maxBacklog / 2) }))
     this.#watch(pool)
     this.#hangs = o.hangTimeout > 0
       ? new HangWatch(() => this.#pool.threads, o.hangTimeout, (thread) => {
@@ -169,6 +170,29 @@ export class RenderPool {
   }
 }
 
+/** Lets every request wait for its slot, however long. */
+const ADMIT_ALL: PoolAdmission = { arrive: () => 'admit', started: () => {}, finished: () => {} }
+
+/**
+ * A runtime worker started with `shedding: false` (`--no-shedding`: closed-loop capacity
+ * tests, where a shed client asks again at once) sheds nothing, and neither does its pool.
+ */
+function runtimeSheddingOff (): boolean {
+  if (isMainThread) return false
+  const data = workerData as { kind?: unknown, shedding?: unknown } | null
+  return data?.kind === 'spindle-worker' && data.shedding === false
+}
+
+/**
+ * Inside a runtime worker, pool threads get its young-generation size (`youngGenerationMb`,
+ * 48 MB by default): left to V8 a thread gets up to 192 MB, whose minor collections stop a
+ * render for 45-60 ms and hold more memory (docs/overload.md#garbage-collection-pauses).
+ */
+function youngGeneration (): { resourceLimits?: { maxYoungGenerationSizeMb: number } } {
+  const young = isMainThread ? 0 : resourceLimits.maxYoungGenerationSizeMb ?? 0
+  return young > 0 ? { resourceLimits: { maxYoungGenerationSizeMb: young } } : {}
+}
+
 async function startPiscina (o: RenderPoolOptions): Promise<Piscina> {
   const workerData: PoolThreadData = { kind: 'spindle-pool-thread', shared: o.shared, options: o.options }
   // atomics 'disabled': in piscina's default mode an idle thread blocks in Atomics.wait and
@@ -182,6 +206,7 @@ async function startPiscina (o: RenderPoolOptions): Promise<Piscina> {
     concurrentTasksPerWorker: o.concurrency,
     atomics: 'disabled',
     workerData,
+    ...youngGeneration(),
   })
   let ready = 0
   try {
