@@ -231,7 +231,8 @@ export class Supervisor extends EventEmitter {
         await next.prepared(this.#opts.startTimeout)
         // Only the listener closes here: the old worker keeps serving its open connections,
         // which are told to close only once the new worker listens (the drain below).
-        if (reason === 'stalled') released = this.#release(old!, reason)
+        // A stuck worker cannot close its listener: it ends first (its descriptors close with it).
+        if (reason === 'stalled') await (released = this.#release(old!, reason))
         else await old!.unlisten(1000)
         portLeft = true
         next.listen()
