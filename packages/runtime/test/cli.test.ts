@@ -73,6 +73,20 @@ describe('spindle CLI', () => {
     expect(await r.exit).toBe(0)
   })
 
+  it("takes mode: 'pool' from the config file: one worker, -w pool threads, SPINDLE_POOL_THREADS in its environment", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spindle-cli-'))
+    writeFileSync(join(dir, 'spindle.config.mjs'), `export default { app: ${JSON.stringify(fixture('app.js'))}, mode: 'pool', controlPort: 0 }\n`)
+    const r = run(['start', '-w', '3', '-p', '0', '-H', '127.0.0.1'], { cwd: dir })
+    const { url, control } = await started(r)
+    expect(r.stdout()).toContain('renders in 3 pool threads (pool mode)')
+    const status = (await get(control + '/status')).json()
+    expect(status).toMatchObject({ mode: 'pool', poolThreads: 3, ready: true })
+    expect(status.workers).toHaveLength(1)
+    expect((await get(url + '/env?name=SPINDLE_POOL_THREADS')).json()).toEqual({ value: '3' })
+    r.child.kill('SIGTERM')
+    expect(await r.exit).toBe(0)
+  })
+
   it('rejects an invalid option from the environment, naming the option', async () => {
     const r = run(['start', fixture('app.js'), '--port', '0', '--control-port', '0'], { env: { WORKERS: '0' } })
     expect(await r.exit).toBe(1)
