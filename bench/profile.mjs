@@ -9,15 +9,12 @@
 // profiler slows every function alike, so compare shares, not absolute times.
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
 import { closedLoop } from './lib/closed-loop.mjs'
 import { startServer, waitPortFree } from './lib/processes.mjs'
 import { workloads } from './lib/workloads.mjs'
+import { benchArgs } from './lib/args.mjs'
 
-const argv = process.argv.slice(2)
-if (argv[0] === '--') argv.shift()
-const { values } = parseArgs({
-  args: argv,
+const { values } = benchArgs({
   options: {
     workload: { type: 'string', default: 'hello' },
     config: { type: 'string', default: 'spindle-1' },

@@ -8,12 +8,12 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { availableParallelism, cpus } from 'node:os'
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
 import { closedLoop } from './lib/closed-loop.mjs'
 import { openLoop } from './lib/open-loop.mjs'
 import { portAnswers, sampleMemory, startServer, treeCpuSeconds, waitPortFree } from './lib/processes.mjs'
 import { CONFIG_TITLES, markdown, summarize, svgChart } from './lib/report.mjs'
 import { workloads } from './lib/workloads.mjs'
+import { benchArgs } from './lib/args.mjs'
 
 /** The version of every framework and peer measured, as installed for this run. */
 function versions () {
@@ -32,10 +32,7 @@ function versions () {
 }
 
 // pnpm passes a `--` separator through to the script (`npm run bench -- --workloads next`).
-const argv = process.argv.slice(2)
-if (argv[0] === '--') argv.shift()
-const { values } = parseArgs({
-  args: argv,
+const { values } = benchArgs({
   options: {
     workloads: { type: 'string', default: Object.keys(workloads).join(',') },
     configs: { type: 'string', default: Object.keys(CONFIG_TITLES).join(',') },

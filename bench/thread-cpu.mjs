@@ -5,16 +5,13 @@
 //
 //   node bench/thread-cpu.mjs [--workload react-router] [--config spindle-pool] [--workers 2] [--duration 10]
 import { readFileSync, readdirSync } from 'node:fs'
-import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { closedLoop } from './lib/closed-loop.mjs'
 import { startServer, waitPortFree } from './lib/processes.mjs'
 import { workloads } from './lib/workloads.mjs'
+import { benchArgs } from './lib/args.mjs'
 
-const argv = process.argv.slice(2)
-if (argv[0] === '--') argv.shift()
-const { values } = parseArgs({
-  args: argv,
+const { values } = benchArgs({
   options: {
     workload: { type: 'string', default: 'react-router' },
     config: { type: 'string', default: 'spindle-pool' },

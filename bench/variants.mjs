@@ -4,17 +4,14 @@
 //   node bench/variants.mjs --a= --b=--no-metrics      what request metrics cost
 //   node bench/variants.mjs --a= --b=--no-shedding      shedding against clients that retry at once
 //   [--workloads hello,react-router,next] [--rounds 5] [--duration 5] [--workers 2] [--connections 100]
-import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { closedLoop } from './lib/closed-loop.mjs'
 import { startServer, waitPortFree } from './lib/processes.mjs'
 import { median } from './lib/stats.mjs'
 import { workloads } from './lib/workloads.mjs'
+import { benchArgs } from './lib/args.mjs'
 
-const argv = process.argv.slice(2)
-if (argv[0] === '--') argv.shift()
-const { values } = parseArgs({
-  args: argv,
+const { values } = benchArgs({
   options: {
     workloads: { type: 'string', default: 'hello,react-router' },
     rounds: { type: 'string', default: '5' },

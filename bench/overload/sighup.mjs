@@ -9,17 +9,14 @@
 // each second's requests at once: bursts) for --duration seconds, with one SIGHUP (rolling
 // restart: every worker replaced in turn) at half time. Prints the answers by status, errors
 // and timeouts, and the 2xx latency percentiles.
-import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
 import { closedLoop } from '../lib/closed-loop.mjs'
 import { startServer, waitPortFree } from '../lib/processes.mjs'
 import { workloads } from '../lib/workloads.mjs'
+import { benchArgs } from '../lib/args.mjs'
 
-const argv = process.argv.slice(2)
-if (argv[0] === '--') argv.shift()
-const { values } = parseArgs({
-  args: argv,
+const { values } = benchArgs({
   options: {
     workload: { type: 'string', default: 'react-router' },
     share: { type: 'string', default: '0.5' },
