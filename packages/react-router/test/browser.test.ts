@@ -33,6 +33,7 @@ describe('a React Router app through Spindle in Chromium', () => {
     const dataRequests: string[] = []
     page.on('request', (req) => { if (req.url().includes('.data')) dataRequests.push(req.url()) })
     await page.goto(server.url + '/')
+    await page.waitForSelector('html[data-hydrated]', { timeout: 30_000 })
     await page.click('#counter')
     await page.waitForSelector('text=clicked 1 times', { timeout: 10_000 })
     await page.evaluate(() => { (globalThis as unknown as { marker: string }).marker = 'same document' })

@@ -233,6 +233,7 @@ describe('reactRouterAdapter with threads in Chromium', () => {
     try {
       const page = await browser.newPage()
       await page.goto(twoUrl + '/')
+      await page.waitForSelector('html[data-hydrated]', { timeout: 30_000 })
       await page.click('#counter')
       await page.waitForSelector('text=clicked 1 times', { timeout: 10_000 })
       await page.click('#to-about')
