@@ -39,6 +39,7 @@ afterAll(async () => {
 
 async function hydrateAndNavigate (page: Page, base: string): Promise<void> {
   await page.goto(base + '/')
+  await page.waitForSelector('html[data-hydrated]', { timeout: 30_000 })
   await page.click('#counter')
   await page.click('#counter')
   // Only a hydrated page reacts to clicks.
