@@ -6,9 +6,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
-import { AdmissionController, ADMISSION_STATES } from './admission/controller.ts'
+import { AdmissionController, ADMISSION_STATES, type AdmissionState } from './admission/controller.ts'
 import { RenderQueue } from './admission/render-queue.ts'
-import { renderPoolRunning } from './pool/presence.ts'
+import { installPoolShedReporter, renderPoolRunning } from './pool/presence.ts'
 import { resolveSheddingOptions, type LoadSheddingOptions } from './shed-options.ts'
 import {
   SHED_REASONS, STATUS_ADMISSION, STATUS_PRESSURE, STATUS_SHED_FIRST, type ShedReason,
@@ -59,11 +59,14 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   const retryAfter = String(opts.retryAfter)
   const maxQueueTime = opts.maxQueueTime
   const maxBacklog = opts.maxBacklog
+  const reportState = (state: AdmissionState): void => {
+    if (status) Atomics.store(status, STATUS_ADMISSION, ADMISSION_STATES.indexOf(state))
+  }
   const queue = maxBacklog > 0
-    ? new RenderQueue(new AdmissionController({ budget: maxBacklog, target: opts.overloadBacklog }), maxQueueTime, shed, (state) => {
-      if (status) Atomics.store(status, STATUS_ADMISSION, ADMISSION_STATES.indexOf(state))
-    })
+    ? new RenderQueue(new AdmissionController({ budget: maxBacklog, target: opts.overloadBacklog }), maxQueueTime, shed, reportState)
     : undefined
+  // A render pool serving this instance's routes sheds and reports through the same path (pool/presence.ts).
+  installPoolShedReporter(fastify, { state: reportState, shed })
 
   // under-pressure only samples here: registered in a context of its own (not the app's),
   // its decorators stay out of the app's way, and the thresholds are judged in preHandler.
@@ -123,7 +126,7 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   const retryHold = opts.retryHold
   let held = 0
 
-  function shed (reply: FastifyReply, reason: ShedReason): void {
+  function shed (reply: FastifyReply, reason: ShedReason, storm: boolean = queue === undefined || queue.storm): void {
     const i = SHED_REASONS.indexOf(reason)
     local[i]!++
     if (status) Atomics.add(status, STATUS_SHED_FIRST + i, 1)
@@ -133,7 +136,7 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
     const last = socket?.[kShedAt]
     // Only in a retry storm: an open-loop client whose next request happens to follow its 503
     // on the same connection gets its answer at once.
-    if (retryHold > 0 && (queue === undefined || queue.storm) && last !== undefined && performance.now() - last < RETRY_WINDOW_MS && held < MAX_HELD) {
+    if (retryHold > 0 && storm && last !== undefined && performance.now() - last < RETRY_WINDOW_MS && held < MAX_HELD) {
       // An immediate retry: its 503 waits, so the client's next try comes retryHold later.
       held++
       setTimeout(() => {

@@ -8,24 +8,12 @@ import { performance } from 'node:perf_hooks'
 import { isMainThread, resourceLimits, workerData } from 'node:worker_threads'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import { Piscina } from 'piscina'
-import { AdmissionController } from '../admission/controller.ts'
-import { SPINDLE_RUNTIME_POOL_OVERLOADED, SPINDLE_RUNTIME_POOL_START_FAILED } from '../errors.ts'
+import { SPINDLE_RUNTIME_POOL_START_FAILED } from '../errors.ts'
+import { AdmissionGate } from './admission-gate.ts'
 import { forward } from './forward.ts'
 import { HangWatch } from './hang-watch.ts'
 import { countRenderPool } from './presence.ts'
 import { isThreadReady, type PoolThreadData, type RequestHead } from './protocol.ts'
-
-/**
- * What dispatch asks before queueing a request and tells as renders start and end.
- * AdmissionController (../admission/controller.ts) is the default; anything with the same
- * three methods can replace it.
- */
-export interface PoolAdmission {
-  /** 'admit', or the reason to answer 503 at once. */
-  arrive (now: number, queued: number, busy: number, capacity: number): string
-  started (now: number, queueDelayMs: number): void
-  finished (now: number, serviceMs: number): void
-}
 
 export interface RenderPoolOptions {
   /** The framework's pool-thread entry module (absolute path). */
@@ -45,14 +33,22 @@ export interface RenderPoolOptions {
   /** ms the threads have to load the framework. */
   startTimeout: number
   log: FastifyBaseLogger
-  admission?: PoolAdmission
 }
 
-interface Waiting { readonly start: () => void, readonly arrived: number, cancelled: boolean }
+interface Waiting {
+  readonly request: FastifyRequest
+  readonly reply: FastifyReply
+  readonly start: () => void
+  /** Resolves dispatch() for a request that leaves the queue without running. */
+  readonly leave: () => void
+  readonly arrived: number
+  cancelled: boolean
+}
 
 export class RenderPool {
   readonly #o: RenderPoolOptions
-  readonly #admission: PoolAdmission
+  /** undefined: every request waits for its slot, however long. */
+  readonly #admission: AdmissionGate | undefined
   readonly #capacity: number
   #pool: Piscina
   #busy = 0
@@ -64,7 +60,7 @@ export class RenderPool {
     this.#o = o
     this.#pool = pool
     this.#capacity = o.threads * o.concurrency
-    this.#admission = o.admission ?? (runtimeSheddingOff() ? ADMIT_ALL : new AdmissionController({ budget: o.maxBacklog, target: Math.min(10, o.maxBacklog / 2) }))
+    this.#admission = runtimeSheddingOff() ? undefined : new AdmissionGate(o.maxBacklog, () => this.#queue.length)
     this.#watch(pool)
     this.#hangs = o.hangTimeout > 0
       ? new HangWatch(() => this.#pool.threads, o.hangTimeout, (thread) => {
@@ -91,16 +87,29 @@ export class RenderPool {
   /** Sends one request to the pool; resolves once the reply is handed to Fastify. */
   async dispatch (request: FastifyRequest, reply: FastifyReply, head: RequestHead): Promise<void> {
     const now = performance.now()
-    const verdict = this.#admission.arrive(now, this.#queue.length, this.#busy, this.#capacity)
-    if (verdict !== 'admit') {
-      reply.header('retry-after', '1')
-      throw new SPINDLE_RUNTIME_POOL_OVERLOADED(verdict)
+    const gate = this.#admission
+    if (gate) {
+      const verdict = gate.arrive(request, now, this.#queue.length, this.#busy, this.#capacity)
+      // Overloaded: the renders queued beyond the tight bound are answered now.
+      for (let cut = gate.excess(this.#queue.length, now); cut > 0; cut--) {
+        const waiting = this.#queue.pop()!
+        waiting.cancelled = true
+        if (!waiting.reply.raw.destroyed) gate.refuse(waiting.request, waiting.reply, 'overload')
+        waiting.leave()
+      }
+      if (verdict !== 'admit') {
+        gate.refuse(request, reply, verdict)
+        return
+      }
     }
     if (this.#busy < this.#capacity && this.#queue.length === 0) return this.#run(request, reply, head, now, now)
     return new Promise<void>((resolve) => {
       const waiting: Waiting = {
+        request,
+        reply,
         arrived: now,
         cancelled: false,
+        leave: resolve,
         start: () => { this.#run(request, reply, head, waiting.arrived, performance.now()).then(resolve, resolve) },
       }
       this.#queue.push(waiting)
@@ -116,15 +125,16 @@ export class RenderPool {
 
   async #run (request: FastifyRequest, reply: FastifyReply, head: RequestHead, arrived: number, now: number): Promise<void> {
     this.#busy++
-    this.#admission.started(now, now - arrived)
+    this.#admission?.started(now, now - arrived, request)
     const { replied, settled } = forward(this.#pool, request, reply, head, (err, headSent) => {
       request.log.error({ err }, headSent ? 'render pool thread failed mid-response: connection cut' : 'render pool thread failed: answered 502')
     })
     void settled.then(() => {
       this.#busy--
       const end = performance.now()
-      this.#admission.finished(end, end - now)
+      this.#admission?.finished(end, end - now)
       this.#next()
+      if (this.#queue.length === 0) this.#admission?.settle()
     })
     return replied
   }
@@ -160,6 +170,7 @@ export class RenderPool {
     this.#closing = true
     countRenderPool(-1)
     this.#hangs?.stop()
+    this.#admission?.close()
     for (const waiting of this.#queue) waiting.cancelled = true
     this.#queue = []
     const pool = this.#pool
@@ -169,9 +180,6 @@ export class RenderPool {
     clearTimeout(timer)
   }
 }
-
-/** Lets every request wait for its slot, however long. */
-const ADMIT_ALL: PoolAdmission = { arrive: () => 'admit', started: () => {}, finished: () => {} }
 
 /**
  * A runtime worker started with `shedding: false` (`--no-shedding`: closed-loop capacity

@@ -1,0 +1,98 @@
+// The render pool's admission, answered and reported like a worker's: the admission
+// controller (../admission/controller.ts) decides from the pool's exact queue; a refused
+// render is answered through the load-shedding plugin's shed reporter when one covers the
+// route (pool/presence.ts: 503, its headers, its counters by reason, its retry hold), and the
+// controller's state goes to that plugin (the worker's status block under `spindle start`).
+// Without the plugin (a server of your own), a refused render gets the coded error
+// SPINDLE_RUNTIME_POOL_OVERLOADED with the same headers.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { AdmissionController, type AdmissionState, type AdmissionVerdict } from '../admission/controller.ts'
+import { SPINDLE_RUNTIME_POOL_OVERLOADED } from '../errors.ts'
+import { poolShedReporter, type PoolShedReason, type PoolShedReporter } from './presence.ts'
+
+/** load-shedding.ts's kStartedAt, by its registry key: the request metrics read it. */
+const kStartedAt = Symbol.for('spindle.startedAt')
+type Stamped = { [kStartedAt]?: number }
+
+export class AdmissionGate {
+  readonly #controller: AdmissionController
+  readonly #queued: () => number
+  /** ms between re-judgements while the state is not 'normal' and no event comes. */
+  readonly #settleMs: number
+  #reporter: PoolShedReporter | undefined
+  #reported: AdmissionState = 'normal'
+  #timer: NodeJS.Timeout | undefined
+
+  /** `budget`: maxBacklog in ms; `queued`: the pool's queue length now. */
+  constructor (budget: number, queued: () => number) {
+    this.#controller = new AdmissionController({ budget, target: Math.min(10, budget / 2) })
+    this.#queued = queued
+    this.#settleMs = Math.max(10, budget / 4)
+  }
+
+  /** A render arrives at the pool; see AdmissionController.arrive. */
+  arrive (request: FastifyRequest, now: number, queued: number, busy: number, capacity: number): AdmissionVerdict {
+    this.#reporter = poolShedReporter(request.server) ?? this.#reporter
+    const verdict = this.#controller.arrive(now, queued, busy, capacity)
+    this.#note()
+    return verdict
+  }
+
+  /** How many of the newest queued renders to cut now (see AdmissionController.excess); each is refused with refuse(…, 'overload'). */
+  excess (queued: number, now: number): number {
+    const cut = this.#controller.excess(queued)
+    for (let i = 0; i < cut; i++) this.#controller.rejected(now)
+    return cut
+  }
+
+  started (now: number, queueDelayMs: number, request: FastifyRequest): void {
+    // The request metrics' queue delay then covers the wait for a pool slot.
+    (request.raw as Stamped)[kStartedAt] = now
+    this.#controller.started(now, queueDelayMs)
+  }
+
+  finished (now: number, serviceMs: number): void {
+    this.#controller.finished(now, serviceMs)
+  }
+
+  /** Judges the state from the clock and reports a change (the queue emptied, or a quiet spell). */
+  settle (): void {
+    this.#controller.stateNow(this.#queued())
+    this.#note()
+  }
+
+  /** Answers a render the pool will not run: shed through the plugin, else the coded error. */
+  refuse (request: FastifyRequest, reply: FastifyReply, reason: PoolShedReason): void {
+    // Its handler ran, but no render: the request metrics must not count it as one.
+    (request.raw as Stamped)[kStartedAt] = undefined
+    const reporter = poolShedReporter(request.server)
+    if (reporter) {
+      reporter.shed(reply, reason, this.#controller.storm)
+      return
+    }
+    reply.header('retry-after', '1').header('cache-control', 'no-store').header('x-spindle-shed', reason)
+    reply.send(new SPINDLE_RUNTIME_POOL_OVERLOADED(reason))
+  }
+
+  close (): void {
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    if (this.#reported !== 'normal') this.#reporter?.state('normal')
+  }
+
+  #note (): void {
+    const state = this.#controller.state
+    if (state !== this.#reported) {
+      this.#reported = state
+      this.#reporter?.state(state)
+    }
+    // The controller judges only on events: once the load stops, a timer brings it back to normal.
+    if (state !== 'normal' && this.#timer === undefined) {
+      this.#timer = setTimeout(() => {
+        this.#timer = undefined
+        this.settle()
+      }, this.#settleMs)
+      this.#timer.unref()
+    }
+  }
+}
