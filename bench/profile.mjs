@@ -4,6 +4,10 @@
 // framework, Fastify, node:http, Spindle, garbage collection, idle).
 //
 //   node bench/profile.mjs --workload hello --config spindle-1 [--duration 8] [--top 25]
+//        [--workers 1] [--thread busiest|main]
+//
+// `--thread main` reads the main thread's profile instead of the busiest one: in the
+// `adapter-pool` configuration that is the thread that runs Fastify and dispatches to the pool.
 //
 // Compare two configurations by running it twice (e.g. `single` and `spindle-1`); the
 // profiler slows every function alike, so compare shares, not absolute times.
@@ -12,7 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { closedLoop } from './lib/closed-loop.mjs'
 import { startServer, waitPortFree } from './lib/processes.mjs'
 import { workloads } from './lib/workloads.mjs'
-import { benchArgs } from './lib/args.mjs'
+import { benchArgs, wholeArg } from './lib/args.mjs'
 
 const { values } = benchArgs({
   options: {
@@ -21,6 +25,8 @@ const { values } = benchArgs({
     duration: { type: 'string', default: '8' },
     connections: { type: 'string', default: '50' },
     top: { type: 'string', default: '25' },
+    workers: { type: 'string', default: '1' },
+    thread: { type: 'string', default: 'busiest' },
     port: { type: 'string', default: '3991' },
   },
 })
@@ -34,7 +40,8 @@ mkdirSync(profDir, { recursive: true })
 const missing = wl.prepare()
 if (missing) { process.stderr.write(`${missing}\n`); process.exit(1) }
 const port = Number(values.port)
-const spec = wl.launch(values.config, { workers: 1, port, workDir })
+if (values.thread !== 'busiest' && values.thread !== 'main') { process.stderr.write(`--thread must be busiest or main, got ${values.thread}\n`); process.exit(2) }
+const spec = wl.launch(values.config, { workers: wholeArg(values, 'workers', 1), port, workDir })
 if (spec.unavailable) { process.stderr.write(`${spec.unavailable}\n`); process.exit(1) }
 const url = `http://127.0.0.1:${port}${wl.path}`
 // NODE_OPTIONS reaches the process that serves in every configuration (a spawned `next start`
@@ -54,13 +61,13 @@ try {
   await waitPortFree(port)
 }
 
-// The busiest profile is the thread that served requests.
+// The busiest profile is the thread that served requests (or the main thread's, with --thread main).
 const profiles = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => {
   const p = JSON.parse(readFileSync(`${profDir}/${f}`, 'utf8'))
   const self = selfTimes(p)
   const busy = [...self.values()].reduce((a, s) => a + (s.idle ? 0 : s.us), 0)
   return { f, self, busy }
-}).sort((a, b) => b.busy - a.busy)
+}).filter((p) => values.thread === 'busiest' || /^CPU\.\d+\.\d+\.\d+\.0\./.test(p.f)).sort((a, b) => b.busy - a.busy)
 if (profiles.length === 0) { process.stderr.write('no profile was written\n'); process.exit(1) }
 const { f, self, busy } = profiles[0]
 process.stdout.write(`profile ${f} (${profiles.length} written): ${(busy / 1e6).toFixed(2)} s busy\n\n`)
