@@ -8,6 +8,7 @@ import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
 import { AdmissionController, ADMISSION_STATES, type AdmissionState } from './admission/controller.ts'
 import { RenderQueue } from './admission/render-queue.ts'
+import { isRetry, markShed, type ShedSocket } from './admission/retry.ts'
 import { installPoolShedReporter, renderPoolRunning } from './pool/presence.ts'
 import { resolveSheddingOptions, type LoadSheddingOptions } from './shed-options.ts'
 import {
@@ -43,12 +44,8 @@ type Stamped = { [kArrivedAt]?: number, [kStartedAt]?: number }
 /** What @fastify/under-pressure's `memoryUsage()` answers: its last sample. */
 interface Sample { eventLoopDelay: number, heapUsed: number, eventLoopUtilized: number }
 const ADMIT = 0
-/** A request that arrives on a connection this soon (ms) after its 503 is an immediate retry. */
-export const RETRY_WINDOW_MS = 100
 /** 503s held at once at most; past it they go out at once (a timer each is all they cost). */
 const MAX_HELD = 10_000
-const kShedAt = Symbol('spindle.shedAt')
-type ShedSocket = { [kShedAt]?: number }
 const SHED_BODY = 'Service Unavailable\n'
 
 async function plugin (fastify: FastifyInstance, input: Options): Promise<void> {
@@ -114,7 +111,7 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
       return
     }
     if (reason !== ADMIT) {
-      queue?.rejected(performance.now())
+      queue?.rejected(reply, performance.now())
       shed(reply, reason)
       return
     }
@@ -132,11 +129,10 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
     if (status) Atomics.add(status, STATUS_SHED_FIRST + i, 1)
     reply.code(503).header('retry-after', retryAfter).header('cache-control', 'no-store')
       .header('x-spindle-shed', reason).type('text/plain; charset=utf-8')
-    const socket = reply.raw.socket as (ShedSocket & NonNullable<typeof reply.raw.socket>) | null
-    const last = socket?.[kShedAt]
+    const socket = reply.raw.socket as ShedSocket | null
     // Only in a retry storm: an open-loop client whose next request happens to follow its 503
     // on the same connection gets its answer at once.
-    if (retryHold > 0 && storm && last !== undefined && performance.now() - last < RETRY_WINDOW_MS && held < MAX_HELD) {
+    if (retryHold > 0 && storm && isRetry(socket, performance.now()) && held < MAX_HELD) {
       // An immediate retry: its 503 waits, so the client's next try comes retryHold later.
       held++
       setTimeout(() => {
@@ -151,7 +147,7 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   function sendShed (reply: FastifyReply, socket: ShedSocket | null): void {
     if (reply.raw.destroyed) return
     reply.send(SHED_BODY)
-    if (socket) socket[kShedAt] = performance.now()
+    markShed(socket, performance.now())
   }
 
   /** undefined: never shed (not a render); ADMIT: a render let in; else why it is shed. */

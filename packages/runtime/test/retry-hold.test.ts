@@ -43,8 +43,8 @@ async function retryLoop (url: string, ms: number): Promise<{ answers: number, s
 }
 
 describe('a client that retries at once after a 503', () => {
-  // The first 503s go out at once; once rejections outnumber renders that ended (a retry
-  // storm: 50 in a quarter of a second), each immediate retry waits for its 503.
+  // The first 503s go out at once; once most arrivals are immediate retries (a retry storm:
+  // at least 50 of them within the last second), each immediate retry waits for its 503.
   const STORM = 60
 
   it('gets its 503s at once until the worker sees a retry storm, then each next one only after retryHold', async () => {

@@ -14,10 +14,14 @@
 //   queue is held to `target` ms: what is served is served soon, the rest gets a fast 503.
 // - recovering: arrivals fell back within capacity while a queue from the overload drains;
 //   the bound stays `target` until the queue is empty, then normal.
-// A retry storm (clients that ask again the moment a 503 arrives: far more rejections than
-// admissions) is a special case of shedding: the clients' number, not their rate, bounds the
-// work, so shedding them only buys more 503s. The bound goes back to `budget`, and the host
-// holds the 503s of immediate retries (retryHold) so they cannot spin the thread.
+// A retry storm (clients that ask again the moment a 503 arrives) is a special case of
+// shedding: the clients' number, not their rate, bounds the work, so shedding them only buys
+// more 503s. The bound goes back to `budget`, and the host holds the 503s of immediate
+// retries (retryHold) so they cannot spin the thread. It is told by what the clients do, not
+// by how many 503s there are: the host marks an arrival that comes on a connection right
+// after that connection's 503, and a storm is when most arrivals are such retries. (A count
+// of 503s per render ended mistakes an open-loop overload whose renders slowed down for a
+// storm, and the storm's wide bound then keeps a long queue.)
 //
 // The wait of an arrival is predicted from the drain rate: the time between two ends while
 // the thread works without a break (a moving average).
@@ -61,12 +65,18 @@ const STEADY = 3
 /** Arrivals needed in the window before it is judged at all. */
 const MIN_ARRIVALS = 8
 /**
- * A retry storm: in the flow window, at least this many rejections per render that ended
- * (open arrivals at 3x capacity make 2, clients retrying at once dozens).
+ * A retry storm: in the flow window, at least this share of the arrivals are immediate
+ * retries (clients retrying at once make nearly all of them; independent clients at 3x
+ * capacity almost none, since their next request on a connection comes later)...
  */
-const STORM_RATIO = 10
-/** ...and at least this many rejections: a handful says nothing. */
+const STORM_SHARE = 0.5
+/** ...and at least this many: a handful says nothing. */
 const STORM_MIN = 50
+/**
+ * A storm ends once the clients stop coming straight back: rejections go on but fewer than
+ * this share of arrivals are retries (or nothing is rejected and the queue is empty).
+ */
+const CALM_SHARE = 0.1
 /** Renders that run this long (ms) are streams (SSE, slow downloads): their time says nothing of the drain rate. */
 export const LONG_LIVED = 10_000
 
@@ -83,10 +93,10 @@ export class AdmissionController {
   #ended = 0
   /** When the last render ended, or the thread last started to work after an idle spell. */
   #lastEnd = 0
-  // Arrivals, rejections and ends per slot of the window, each slot tagged with its number.
+  // Arrivals, rejections and immediate retries per slot of the window, each slot tagged with its number.
   readonly #arrivals = new Uint32Array(SLOTS)
   readonly #rejects = new Uint32Array(SLOTS)
-  readonly #ends = new Uint32Array(SLOTS)
+  readonly #retries = new Uint32Array(SLOTS)
   readonly #ids = new Float64Array(SLOTS).fill(-1)
 
   constructor (params: AdmissionParams, clock: () => number = () => performance.now()) {
@@ -113,11 +123,13 @@ export class AdmissionController {
    * first request on its connection. A client that moves its connections here (another
    * worker drains, or hands connections off to even the load) brings first requests with
    * no render of its own ending here before them; they are left out of the flow, so a load
-   * that moves is not taken for a load that grows.
+   * that moves is not taken for a load that grows. `retry`: it came on a connection right
+   * after that connection's 503 (an immediate retry; see the file's head).
    */
-  arrive (now: number, queued: number, busy: number, capacity: number, fresh = false): AdmissionVerdict {
+  arrive (now: number, queued: number, busy: number, capacity: number, fresh = false, retry = false): AdmissionVerdict {
     const slot = this.#slot(now)
     if (!fresh) this.#arrivals[slot]!++
+    if (retry) this.#retries[slot]!++
     this.#judge(now, queued)
     if (queued === 0 && busy < capacity) return 'admit'
     // One render may always wait: the thread never idles between two renders for want of one.
@@ -141,12 +153,13 @@ export class AdmissionController {
 
   /**
    * A render was shed by the host for a reason of its own (pressure, a wait past
-   * maxQueueTime, a cut from the queue): it counts toward a retry storm.
+   * maxQueueTime, a cut from the queue): it counts toward a retry storm. `retry` as in arrive().
    */
-  rejected (now: number): void {
+  rejected (now: number, retry = false): void {
     const slot = this.#slot(now)
     this.#arrivals[slot]!++
     this.#rejects[slot]!++
+    if (retry) this.#retries[slot]!++
   }
 
   /** A render starts, after waiting `queueDelayMs` (0 when it started on arrival). */
@@ -158,7 +171,6 @@ export class AdmissionController {
   /** A render ended after `serviceMs` of running; Infinity for one that stops counting (a stream). */
   finished (now: number, serviceMs: number): void {
     if (this.#running > 0) this.#running--
-    this.#ends[this.#slot(now)]!++
     // The drain rate is the time between ends while the thread works without a break: the
     // pace the CPU sets, not the time a response took to reach a slow client.
     const gap = now - this.#lastEnd
@@ -177,19 +189,19 @@ export class AdmissionController {
   #judge (now: number, queued: number): void {
     const id = Math.floor(now / this.#slotMs)
     let arrivals = 0
-    let ends = 0
     let rejects = 0
+    let retries = 0
     for (let k = 0; k < SLOTS; k++) {
       const i = (id - k) % SLOTS
       if (this.#ids[i] !== id - k) continue
       arrivals += this.#arrivals[i]!
-      ends += this.#ends[i]!
       rejects += this.#rejects[i]!
+      retries += this.#retries[i]!
     }
     const overloaded = this.#drain > 0 && arrivals >= MIN_ARRIVALS && arrivals * this.#drain > OVERLOAD * this.#budget &&
       this.#steady(id)
-    if (rejects >= STORM_MIN && rejects >= STORM_RATIO * Math.max(1, ends)) this.#storm = true
-    else if (rejects === 0 && queued === 0) this.#storm = false
+    if (retries >= STORM_MIN && retries >= STORM_SHARE * arrivals) this.#storm = true
+    else if ((rejects > 0 && retries < CALM_SHARE * arrivals) || (rejects === 0 && queued === 0)) this.#storm = false
     switch (this.#state) {
       case 'normal':
       case 'queueing':
@@ -228,7 +240,7 @@ export class AdmissionController {
   #slot (now: number): number {
     const id = Math.floor(now / this.#slotMs)
     const i = id % SLOTS
-    if (this.#ids[i] !== id) { this.#ids[i] = id; this.#arrivals[i] = 0; this.#rejects[i] = 0; this.#ends[i] = 0 }
+    if (this.#ids[i] !== id) { this.#ids[i] = id; this.#arrivals[i] = 0; this.#rejects[i] = 0; this.#retries[i] = 0 }
     return i
   }
 }

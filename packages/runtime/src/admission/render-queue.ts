@@ -10,6 +10,7 @@ import type { FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 import { type AdmissionController, type AdmissionState, LONG_LIVED } from './controller.ts'
+import { isRetry, type ShedSocket } from './retry.ts'
 
 /** Renders that run at once without the loop having idled. */
 const MIN_RUNNING = 2
@@ -22,6 +23,7 @@ const IDLE_TO_START = 0.25
 const kStartedAt = Symbol.for('spindle.startedAt')
 /** Set on a socket once a render arrived on it: later ones are not its first. */
 const kSeen = Symbol('spindle.renderSeen')
+type RenderSocket = ShedSocket & { [kSeen]?: true }
 
 type Start = () => void
 interface Waiting { reply: FastifyReply, start: Start, arrived: number }
@@ -66,8 +68,8 @@ export class RenderQueue {
   get storm (): boolean { return this.#controller.storm }
 
   /** A render shed before it reached the queue (pressure, its wait): counted toward a retry storm. */
-  rejected (now: number): void {
-    this.#controller.rejected(now)
+  rejected (reply: FastifyReply, now: number): void {
+    this.#controller.rejected(now, isRetry(reply.raw.socket as RenderSocket | null, now))
     this.#controller.stateNow(this.queued)
     this.#noteState()
   }
@@ -78,10 +80,10 @@ export class RenderQueue {
    */
   admit (reply: FastifyReply, start: Start, arrived: number, now: number): 'backlog' | 'overload' | undefined {
     const c = this.#controller
-    const socket = reply.raw.socket as (NonNullable<typeof reply.raw.socket> & { [kSeen]?: true }) | null
+    const socket = reply.raw.socket as RenderSocket | null
     const fresh = socket !== null && socket[kSeen] === undefined
     if (fresh) socket[kSeen] = true
-    const verdict = c.arrive(now, this.queued, this.#running.size, this.#capacity(), fresh)
+    const verdict = c.arrive(now, this.queued, this.#running.size, this.#capacity(), fresh, isRetry(socket, now))
     this.#noteState()
     // Overloaded: the renders queued beyond the tight bound are answered now.
     for (let cut = c.excess(this.queued); cut > 0; cut--) {

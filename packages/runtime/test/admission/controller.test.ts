@@ -141,17 +141,20 @@ describe('admission controller (fake clock)', () => {
     w.run(1000, steady(0.3 * CAPACITY))
     // 400 clients that ask again the moment any answer arrives (2 s of work: more than the
     // budget queues); a held 503 comes 250 ms later.
+    // A 503 is followed on its connection by an immediate retry (the host marks it so).
     const clients = 400
     w.onAnswer = (o) => {
-      const hold = o.verdict !== 'served' && w.controller.storm ? 250 : 0
-      pending.push(w.now + hold)
+      const shed = o.verdict !== 'served'
+      pending.push({ at: w.now + (shed && w.controller.storm ? 250 : 0), retry: shed })
     }
-    const pending: number[] = Array.from({ length: clients }, () => w.now)
+    const pending = Array.from({ length: clients }, () => ({ at: w.now, retry: false }))
     const from = w.now
     w.run(8000, (t) => {
-      let n = 0
-      for (let i = pending.length - 1; i >= 0; i--) if (pending[i]! <= t) { pending.splice(i, 1); n++ }
-      return n
+      for (let i = pending.length - 1; i >= 0; i--) {
+        const p = pending[i]!
+        if (p.at <= t) { pending.splice(i, 1); w.arrive(false, p.retry) }
+      }
+      return 0
     })
     expect(w.controller.storm).toBe(true)
     const last = w.now - 2000
@@ -159,6 +162,51 @@ describe('admission controller (fake clock)', () => {
     // With the storm seen, only the clients beyond the budget are shed, each once per hold.
     expect(w.shed(last).length).toBeLessThan((clients - 1000 / S) * 2 * 1000 / 250 * 1.1)
     expect(w.busyMs / (w.now - from)).toBeGreaterThan(0.97)
+  })
+
+  it('open-loop overload on renders four times slower than usual (503s outnumber ends tenfold) is shed tightly, not taken for a retry storm', () => {
+    // The onset of 3x on a busy machine: each render takes 4 S, so 3x of the usual capacity
+    // is 12x of this thread's; no client's request follows its own 503.
+    const w = new SimWorker(4 * S)
+    w.run(2000, steady(0.5 * CAPACITY / 4))
+    const onset = w.now
+    w.run(8000, steady(3 * CAPACITY))
+    const settled = onset + 2500
+    const served = w.served(settled, w.now - 100)
+    expect(w.shed(settled).length).toBeGreaterThan(10 * served.length)
+    expect(w.controller.storm).toBe(false)
+    // Served renders wait within target, not the budget.
+    expect(percentile(served.map((o) => o.decidedAt! - o.arrived), 0.99)).toBeLessThan(2 * 4 * S)
+  })
+
+  it('a storm ends when the clients stop retrying at once: then the bound is tight again', () => {
+    const w = new SimWorker(S)
+    w.run(1000, steady(0.3 * CAPACITY))
+    const pending: Array<{ at: number, retry: boolean }> = Array.from({ length: 400 }, () => ({ at: w.now, retry: false }))
+    let closed = true
+    w.onAnswer = (o) => {
+      if (!closed) return
+      const shed = o.verdict !== 'served'
+      pending.push({ at: w.now + (shed && w.controller.storm ? 250 : 0), retry: shed })
+    }
+    const replay = (t: number): number => {
+      for (let i = pending.length - 1; i >= 0; i--) {
+        const p = pending[i]!
+        if (p.at <= t) { pending.splice(i, 1); w.arrive(false, p.retry) }
+      }
+      return 0
+    }
+    w.run(4000, replay)
+    expect(w.controller.storm).toBe(true)
+    // The clients turn into an open load at 3x: no request follows its own 503 any more.
+    closed = false
+    pending.length = 0
+    const open = steady(3 * CAPACITY)
+    w.run(4000, open)
+    expect(w.controller.storm).toBe(false)
+    expect(w.controller.state).toBe('shedding')
+    const served = w.served(w.now - 1500, w.now - 100)
+    expect(percentile(served.map((o) => o.decidedAt! - o.arrived), 0.99)).toBeLessThan(4 * S)
   })
 
   it('recovery: after the overload ends the thread passes through recovering to normal and sheds nothing more', () => {

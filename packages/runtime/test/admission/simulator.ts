@@ -35,11 +35,11 @@ export class SimWorker {
     return 2
   }
 
-  /** `fresh`: the first request on its connection (see AdmissionController#arrive). */
-  arrive (fresh = false): Outcome {
+  /** `fresh`: the first request on its connection; `retry`: one right after its connection's 503 (see AdmissionController#arrive). */
+  arrive (fresh = false, retry = false): Outcome {
     const o: Outcome = { arrived: this.now }
     this.outcomes.push(o)
-    const verdict = this.controller.arrive(this.now, this.queue.length, this.running.length, this.#capacity(), fresh)
+    const verdict = this.controller.arrive(this.now, this.queue.length, this.running.length, this.#capacity(), fresh, retry)
     this.#note()
     for (let cut = this.controller.excess(this.queue.length); cut > 0; cut--) {
       const w = this.queue.pop()!
@@ -58,7 +58,10 @@ export class SimWorker {
     return o
   }
 
-  /** Advances the clock by `ms` in steps of `step`, with `arrivals(t)` renders arriving in each step. */
+  /**
+   * Advances the clock by `ms` in steps of `step`, with `arrivals(t)` renders arriving in each
+   * step (an arrivals function may also call arrive() itself and return 0).
+   */
   run (ms: number, arrivals: (t: number) => number = () => 0, step = 0.1): void {
     const end = this.now + ms
     while (this.now < end - 1e-9) {
