@@ -45,10 +45,13 @@ const spec = wl.launch(values.config, { workers: wholeArg(values, 'workers', 1),
 if (spec.unavailable) { process.stderr.write(`${spec.unavailable}\n`); process.exit(1) }
 const url = `http://127.0.0.1:${port}${wl.path}`
 // NODE_OPTIONS reaches the process that serves in every configuration (a spawned `next start`
-// or a PM2/cluster worker too); worker threads inherit the flags.
+// or a PM2/cluster worker too). Worker threads inherit execArgv, not NODE_OPTIONS: for the
+// threads of a render pool (piscina) the flags go on the command line as well.
+const flags = ['--cpu-prof', `--cpu-prof-dir=${profDir}`]
 const server = await startServer({
   ...spec,
-  env: { ...spec.env, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` },
+  args: spec.command === process.execPath ? [...flags, ...spec.args] : spec.args,
+  env: { ...spec.env, NODE_OPTIONS: flags.join(' ') },
   readyUrl: url,
   headers: wl.headers,
 })

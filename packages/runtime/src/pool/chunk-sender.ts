@@ -1,14 +1,18 @@
-// Pool thread side of a response body: coalesces the framework's small chunks (React emits
-// ~3 KB pieces) into one fresh ArrayBuffer per message and transfers it, at CHUNK_BYTES or
-// at the next turn of the event loop, so a Suspense part still leaves at once. Posting each
-// piece alone cost ~40 % of the throughput of a 45 KB page. A chunk is posted only against a
-// credit from the main thread; without one the sender stops pulling from the framework.
+// Pool thread side of a response: coalesces the framework's small chunks (React emits ~3 KB
+// pieces) into one fresh ArrayBuffer per message and transfers it, at CHUNK_BYTES or at the
+// next turn of the event loop, so a Suspense part still leaves at once. Posting each piece
+// alone cost ~40 % of the throughput of a 45 KB page. The head waits for that same turn and
+// travels with the first bytes, and the last bytes carry the end: each message wakes the
+// main thread, which on a VM costs an interrupt, so a page rendered in one turn is one
+// message instead of three. A body chunk is posted only against a credit from the main
+// thread; without one the sender stops pulling from the framework.
 import type { MessagePort } from 'node:worker_threads'
-import { CHUNK_BYTES, WINDOW, type FromThread } from './protocol.ts'
+import { CHUNK_BYTES, WINDOW, type FromThread, type ResponseHead } from './protocol.ts'
 
 export class ChunkSender {
   readonly #port: MessagePort
   #credit = WINDOW
+  #head: ResponseHead | undefined
   #pending: Uint8Array[] = []
   #size = 0
   #scheduled = false
@@ -22,13 +26,13 @@ export class ChunkSender {
   /** The main thread granted `n` more chunks. */
   credit (n: number): void {
     this.#credit += n
-    if (this.#size > 0 && !this.#waiter) this.#post()
+    if (this.#size > 0 && !this.#waiter) this.#post(false)
     const wake = this.#waiter
     this.#waiter = undefined
     wake?.()
   }
 
-  /** Stops every wait (the client is gone). */
+  /** Stops every wait and every post (the client is gone, or the render failed). */
   close (): void {
     this.#closed = true
     const wake = this.#waiter
@@ -38,39 +42,65 @@ export class ChunkSender {
 
   get closed (): boolean { return this.#closed }
 
+  /** The response head: posted at the next turn of the loop, with whatever body bytes are ready by then. */
+  head (head: ResponseHead): void {
+    this.#head = head
+    this.#schedule()
+  }
+
   /** Adds a piece; resolves when the sender may take more (a full chunk waits for credit). */
   async add (piece: Uint8Array): Promise<void> {
     if (piece.byteLength === 0) return
     this.#pending.push(piece)
     this.#size += piece.byteLength
     if (this.#size >= CHUNK_BYTES) await this.flush()
-    else if (!this.#scheduled) {
-      this.#scheduled = true
-      setImmediate(() => {
-        this.#scheduled = false
-        if (this.#size > 0 && this.#credit > 0 && !this.#waiter) this.#post()
-      })
+    else this.#schedule()
+  }
+
+  /** Posts what is pending, waiting for credit as needed; `end`: it is the response's last message. */
+  async flush (end = false): Promise<void> {
+    while (!this.#closed) {
+      if (this.#size > 0 && this.#credit === 0) {
+        await new Promise<void>((resolve) => { this.#waiter = resolve })
+        continue
+      }
+      if (this.#size > 0 || this.#head) this.#post(end)
+      else if (end) this.#port.postMessage({ t: 'end' } satisfies FromThread)
+      return
     }
   }
 
-  /** Posts what is pending, waiting for credit as needed. */
-  async flush (): Promise<void> {
-    while (this.#size > 0 && !this.#closed) {
-      if (this.#credit === 0) await new Promise<void>((resolve) => { this.#waiter = resolve })
-      else this.#post()
-    }
+  #schedule (): void {
+    if (this.#scheduled) return
+    this.#scheduled = true
+    setImmediate(() => {
+      this.#scheduled = false
+      if (this.#closed || this.#waiter) return
+      // Without credit for the bytes, the head still leaves alone.
+      if (this.#credit > 0 ? this.#size > 0 || this.#head : this.#head) this.#post(false)
+    })
   }
 
-  #post (): void {
-    // One copy into a buffer of our own: the framework's chunks may be views of a larger
-    // buffer it reuses, and only a whole ArrayBuffer can be transferred.
-    const out = new Uint8Array(this.#size)
-    let at = 0
-    for (const piece of this.#pending) { out.set(piece, at); at += piece.byteLength }
-    this.#pending = []
-    this.#size = 0
-    this.#credit--
-    const message: FromThread = { t: 'chunk', b: out.buffer }
-    this.#port.postMessage(message, [out.buffer])
+  #post (end: boolean): void {
+    let b: ArrayBuffer | undefined
+    if (this.#size > 0 && this.#credit > 0) {
+      // One copy into a buffer of our own: the framework's chunks may be views of a larger
+      // buffer it reuses, and only a whole ArrayBuffer can be transferred.
+      const out = new Uint8Array(this.#size)
+      let at = 0
+      for (const piece of this.#pending) { out.set(piece, at); at += piece.byteLength }
+      this.#pending = []
+      this.#size = 0
+      this.#credit--
+      b = out.buffer
+    }
+    const head = this.#head
+    this.#head = undefined
+    const last = end && this.#size === 0
+    let message: FromThread
+    if (head) message = { t: 'head', head, b, end: last }
+    else if (b) message = { t: 'chunk', b, end: last }
+    else return
+    this.#port.postMessage(message, b ? [b] : [])
   }
 }

@@ -12,7 +12,13 @@ import { CHUNK_BYTES, WINDOW, type FromThread, type PoolTask, type RequestHead, 
 /** How a forwarded request ended, for the pool's accounting and logs. */
 export type ForwardOutcome = 'ok' | 'aborted' | 'crashed'
 
-/** The response body as it arrives; a credit goes back each time the client's socket takes a chunk. */
+/**
+ * Credits go back two at a time (half the window), as the client's socket takes the chunks:
+ * each message wakes the pool thread, and it never runs dry with two or more in hand.
+ */
+const CREDIT_BATCH = WINDOW / 2
+
+/** The response body as it arrives; credits go back as the client's socket takes the chunks. */
 class ThreadResponse extends Readable {
   readonly #port: MessagePort
   #owed = 0
@@ -23,15 +29,21 @@ class ThreadResponse extends Readable {
   }
 
   override _read (): void {
-    if (this.#owed === 0) return
+    if (this.#owed >= CREDIT_BATCH) this.#grant()
+  }
+
+  /** A chunk arrived; `last`: the thread sends no more, so no credit is owed for it. */
+  add (b: ArrayBuffer, last: boolean): void {
+    const room = this.push(Buffer.from(b))
+    if (last) { this.push(null); return }
+    this.#owed++
+    if (room && this.#owed >= CREDIT_BATCH) this.#grant()
+  }
+
+  #grant (): void {
     const message: ToThread = { t: 'credit', n: this.#owed }
     this.#owed = 0
     this.#port.postMessage(message)
-  }
-
-  add (b: ArrayBuffer): void {
-    if (this.push(Buffer.from(b))) this.#port.postMessage({ t: 'credit', n: 1 } satisfies ToThread)
-    else this.#owed++
   }
 }
 
@@ -76,11 +88,17 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
         reply.status(message.head.status)
         for (const [name, value] of message.head.headers) reply.header(name, value)
         response = new ThreadResponse(port)
+        if (message.b) response.add(message.b, message.end === true)
+        else if (message.end) response.push(null)
+        if (message.end) finish()
         reply.send(response)
         resolveReplied()
         break
       }
-      case 'chunk': response?.add(message.b); break
+      case 'chunk':
+        response?.add(message.b, message.end === true)
+        if (message.end) finish()
+        break
       case 'end': response?.push(null); finish(); break
       case 'credit':
         credit += message.n

@@ -4,8 +4,9 @@
 //
 // Flow control is by credit: a side may post one body chunk per credit it holds, and the
 // receiver grants credits as its consumer takes chunks (the response side: as the client's
-// socket drains; the request side: as the framework reads the body). Neither side holds
-// more than WINDOW chunks of CHUNK_BYTES for one request.
+// socket drains, two at a time and none for the last chunk; the request side: as the
+// framework reads the body). Neither side holds more than WINDOW chunks of CHUNK_BYTES for
+// one request.
 import type { MessagePort } from 'node:worker_threads'
 import type { SerializedError } from '../protocol.ts'
 
@@ -51,10 +52,14 @@ export type ToThread =
   /** The client's socket took `n` more response chunks. */
   | { readonly t: 'credit', readonly n: number }
 
-/** Pool thread → main thread. */
+/**
+ * Pool thread → main thread. The head travels with the first body bytes ready in its turn
+ * of the loop, and the last bytes with the end (`end: true`), so a response rendered in one
+ * turn is one message; 'end' alone closes a body whose last bytes already left.
+ */
 export type FromThread =
-  | { readonly t: 'head', readonly head: ResponseHead }
-  | { readonly t: 'chunk', readonly b: ArrayBuffer }
+  | { readonly t: 'head', readonly head: ResponseHead, readonly b?: ArrayBuffer | undefined, readonly end?: boolean }
+  | { readonly t: 'chunk', readonly b: ArrayBuffer, readonly end?: boolean }
   | { readonly t: 'end' }
   /** The render failed: before the head the main thread answers with the error, after it the response is cut. */
   | { readonly t: 'error', readonly error: SerializedError }

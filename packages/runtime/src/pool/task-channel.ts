@@ -40,10 +40,11 @@ export class TaskChannel {
   get headSent (): boolean { return this.#headSent }
   get finished (): boolean { return this.#finished }
 
+  /** The head leaves at the next turn of the loop, with the body bytes written by then. */
   sendHead (head: ResponseHead): void {
     if (this.#headSent || this.#finished) return
     this.#headSent = true
-    this.#post({ t: 'head', head })
+    this.#sender.head(head)
   }
 
   /** Adds body bytes; resolves when more may be written (back-pressure from the client). */
@@ -52,21 +53,18 @@ export class TaskChannel {
   }
 
   async end (): Promise<void> {
-    await this.#sender.flush()
     if (this.#finished) return
-    this.#post({ t: 'end' })
+    await this.#sender.flush(true)
     this.#close()
   }
 
-  /** Before the head: the main thread answers with the error. After it: the response is cut. */
+  /** Before the head left: the main thread answers with the error. After it: the response is cut. */
   fail (error: unknown): void {
     if (this.#finished) return
-    this.#post({ t: 'error', error: serializeError(error) })
+    // Closed first: a head still waiting for its turn must not follow the error.
+    this.#sender.close()
+    this.#port.postMessage({ t: 'error', error: serializeError(error) } satisfies FromThread)
     this.#close()
-  }
-
-  #post (message: FromThread): void {
-    this.#port.postMessage(message)
   }
 
   #aborted (): void {
