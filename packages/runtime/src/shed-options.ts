@@ -18,8 +18,9 @@ export interface LoadSheddingOptions {
    * overloaded (more work arrives than it can do); beyond it the render is shed with reason
    * 'overload', and the renders queued beyond it when the overload showed are shed too. One
    * render may always wait, so what is served is served soon.
-   * While clients retry into the 503s (rejections outnumber admissions 10 to 1) the bound is
-   * maxBacklog again: their number bounds the work, and shedding them only buys more 503s.
+   * While clients retry into the 503s (most arrivals are immediate retries: requests on a
+   * connection within 100 ms of its 503) the bound is maxBacklog again: their number bounds
+   * the work, and shedding them only buys more 503s.
    * 0 keeps maxBacklog throughout. Default 10 (0 when maxBacklog is 10 or less).
    */
   overloadBacklog?: number
