@@ -9,6 +9,7 @@ import underPressure from '@fastify/under-pressure'
 import { AdmissionController, ADMISSION_STATES, type AdmissionState } from './admission/controller.ts'
 import { RenderQueue } from './admission/render-queue.ts'
 import { isRetry, markShed, type ShedSocket } from './admission/retry.ts'
+import { kArrivedAt, kStartedAt, type Stamped } from './admission/stamps.ts'
 import { installPoolShedReporter, renderPoolRunning } from './pool/presence.ts'
 import { resolveSheddingOptions, type LoadSheddingOptions } from './shed-options.ts'
 import {
@@ -18,13 +19,6 @@ import {
 export type { LoadSheddingOptions } from './shed-options.ts'
 export type { ShedReason } from './protocol.ts'
 
-/** Set by the runtime's worker on each raw request: when it arrived (performance.now()). */
-export const kArrivedAt = Symbol.for('spindle.arrivedAt')
-/**
- * Set on each raw request as its route handler is let run (performance.now()): the request
- * metrics read it for the queue delay, so they need no preHandler hook of their own.
- */
-export const kStartedAt = Symbol.for('spindle.startedAt')
 /** Internal option the runtime's worker passes: its status block (shared with the supervisor). */
 export const kWorkerStatus = Symbol.for('spindle.workerStatus')
 
@@ -40,7 +34,6 @@ declare module 'fastify' {
 }
 
 type Options = LoadSheddingOptions & { [kWorkerStatus]?: Int32Array }
-type Stamped = { [kArrivedAt]?: number, [kStartedAt]?: number }
 /** What @fastify/under-pressure's `memoryUsage()` answers: its last sample. */
 interface Sample { eventLoopDelay: number, heapUsed: number, eventLoopUtilized: number }
 const ADMIT = 0

@@ -9,7 +9,8 @@ import { loadApp } from './app-loader.ts'
 import { guardPublicPort, withPortDefaults } from './public-port.ts'
 import { warmUp } from './warmup.ts'
 import { registerWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.ts'
-import { kArrivedAt, kWorkerStatus, loadShedding } from './load-shedding.ts'
+import { kWorkerStatus, loadShedding } from './load-shedding.ts'
+import { kArrivedAt } from './admission/stamps.ts'
 import {
   HEARTBEAT_INTERVAL, PHASE_CLOSED, PHASE_DRAINING, PHASE_LISTENING, STATUS_HANDED_OFF, STATUS_HANDOFF, STATUS_HEARTBEAT,
   STATUS_INFLIGHT, STATUS_PHASE, STATUS_REQUESTS, serializeError,

@@ -11,6 +11,7 @@ import type { ServerResponse } from 'node:http'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 import { type AdmissionController, type AdmissionState, LONG_LIVED } from './controller.ts'
 import { isRetry, type ShedSocket } from './retry.ts'
+import { kStartedAt, type Stamped } from './stamps.ts'
 
 /** Renders that run at once without the loop having idled. */
 const MIN_RUNNING = 2
@@ -19,8 +20,6 @@ const POLL = 2
 /** Share of the last poll interval the loop must have idled for another render to start. */
 const IDLE_TO_START = 0.25
 
-/** load-shedding.ts's kStartedAt (by its registry key: that module imports this one). */
-const kStartedAt = Symbol.for('spindle.startedAt')
 /** Set on a socket once a render arrived on it: later ones are not its first. */
 const kSeen = Symbol('spindle.renderSeen')
 type RenderSocket = ShedSocket & { [kSeen]?: true }
@@ -112,7 +111,7 @@ export class RenderQueue {
   #start (reply: FastifyReply, start: Start, arrived: number, now: number): void {
     const res = reply.raw
     this.#running.set(res, now)
-    ;(reply.request.raw as { [kStartedAt]?: number })[kStartedAt] = now
+    ;(reply.request.raw as Stamped)[kStartedAt] = now
     this.#controller.started(now, now - arrived)
     res.once('close', this.#onClose)
     start()

@@ -4,9 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Counter, type Metric, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client'
 import { BucketHistogram, type HistogramSeries } from './bucket-histogram.ts'
-import { kArrivedAt, kStartedAt } from '../load-shedding.ts'
-
-type Stamps = { [kArrivedAt]?: number, [kStartedAt]?: number }
+import { kArrivedAt, kStartedAt, type Stamped as Stamps } from '../admission/stamps.ts'
 
 /**
  * Bucket bounds in seconds: from a cache hit (well under a millisecond) to a render that

@@ -8,12 +8,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AdmissionController, type AdmissionState, type AdmissionVerdict } from '../admission/controller.ts'
 import { isRetry, type ShedSocket } from '../admission/retry.ts'
+import { kStartedAt, type Stamped } from '../admission/stamps.ts'
 import { SPINDLE_RUNTIME_POOL_OVERLOADED } from '../errors.ts'
 import { poolShedReporter, type PoolShedReason, type PoolShedReporter } from './presence.ts'
 
-/** load-shedding.ts's kStartedAt, by its registry key: the request metrics read it. */
-const kStartedAt = Symbol.for('spindle.startedAt')
-type Stamped = { [kStartedAt]?: number }
 
 export class AdmissionGate {
   readonly #controller: AdmissionController
