@@ -24,7 +24,8 @@ import { httpCache } from '@spindle/cache'
 // responses): fetch must come from that same undici, not the one bundled with Node.
 globalThis.fetch = undiciFetch
 
-const { values: args } = parseArgs({ options: { mode: { type: 'string', default: 'reply' }, id: { type: 'string' }, json: { type: 'string' }, verbose: { type: 'boolean', default: false } } })
+// `pnpm conformance -- --verbose` passes the `--` on: it is not an argument.
+const { values: args } = parseArgs({ args: process.argv.slice(2).filter((a) => a !== '--'), options: { mode: { type: 'string', default: 'reply' }, id: { type: 'string' }, json: { type: 'string' }, verbose: { type: 'boolean', default: false } } })
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url))
 const sourceDir = resolve(process.env.HTTP_CACHE_TESTS ?? join(repoRoot, '..', 'shared', 'cache-tests'))
 if (!existsSync(join(sourceDir, 'tests', 'index.mjs'))) {
