@@ -3,7 +3,7 @@
 // measured window, grouped by the thread's name. For pool mode it answers what share of the
 // CPU the Fastify thread (the one that owns the port) takes beside the render threads.
 //
-//   node bench/thread-cpu.mjs [--workload react-router] [--config spindle-pool] [--workers 2] [--duration 10]
+//   node bench/thread-cpu.mjs [--workload react-router] [--config spindle-pool] [--workers 2] [--duration 10] [--warmup 5]
 import { readFileSync, readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { closedLoop } from './lib/closed-loop.mjs'
@@ -17,6 +17,7 @@ const { values } = benchArgs({
     config: { type: 'string', default: 'spindle-pool' },
     workers: { type: 'string', default: '2' },
     duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '5' },
     connections: { type: 'string', default: '100' },
     port: { type: 'string', default: '3993' },
   },
@@ -44,7 +45,9 @@ function threads (pid) {
 await waitPortFree(port)
 const server = await startServer({ ...launch, readyUrl: `http://127.0.0.1:${port}${wl.path}`, headers: wl.headers })
 try {
-  await closedLoop({ url: `http://127.0.0.1:${port}${wl.path}`, connections: 100, duration: 2, headers: wl.headers })
+  // Warmed with the measured load: a framework's code needs seconds of it before it is
+  // compiled, and a 100-connection warm-up only fills the pool's queue.
+  await closedLoop({ url: `http://127.0.0.1:${port}${wl.path}`, connections: Number(values.connections), duration: Number(values.warmup), headers: wl.headers })
   const before = threads(server.pid)
   const result = await closedLoop({ url: `http://127.0.0.1:${port}${wl.path}`, connections: Number(values.connections), duration: Number(values.duration), headers: wl.headers })
   const after = threads(server.pid)
