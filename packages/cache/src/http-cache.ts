@@ -9,6 +9,7 @@ import { captureResponse, interceptHead } from './capture.ts'
 import { SPINDLE_CACHE_HOST_NOT_ALLOWED, SPINDLE_CACHE_INVALID_HOST } from './errors.ts'
 import { type HttpCacheOptions, resolveHttpCacheOptions, type ResolvedHttpCacheOptions } from './plugin-options.ts'
 import { purge, type PurgeRequest, type PurgeResult } from './purge.ts'
+import { type CacheOutcome, stampOutcome } from './outcome-stamp.ts'
 import { FleetStore } from './fleet/fleet-store.ts'
 import { getCacheStore } from './fleet/thread-store.ts'
 import { createSharedStore, type Lease, type SharedStore, type StoreStats } from './shared-store.ts'
@@ -235,7 +236,8 @@ class HttpCache {
     serveStored(reply, found, this.#o.statusHeader, label, extraLines)
   }
 
-  #label (reply: FastifyReply, label: string): void {
+  #label (reply: FastifyReply, label: CacheOutcome): void {
+    stampOutcome(reply.request.raw, label)
     if (this.#o.statusHeader) reply.raw.setHeader(this.#o.statusHeader, label)
   }
 

@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify'
 import { currentAge, type HeaderLines, notModified, notModifiedLines, type ResponseMeta } from './cache-policy.ts'
 import { cutFromPart, heldPart, ifRangeMatches, parseRange } from './ranges.ts'
 import type { StoreEntry } from './shared-store.ts'
+import { type CacheOutcome, stampOutcome } from './outcome-stamp.ts'
 
 /** A stored response found for a request: the store key it lives under (primary or variant) and its parts. */
 export interface Found {
@@ -42,7 +43,8 @@ function toHeaders (lines: HeaderLines): Record<string, string | string[]> {
 }
 
 /** Sends a response through Fastify (so onSend/onResponse hooks and logging see it). */
-export function sendLines (reply: FastifyReply, status: number, lines: HeaderLines, body: Buffer | undefined, statusHeader: string | false, label: string, extra?: Record<string, string>): void {
+export function sendLines (reply: FastifyReply, status: number, lines: HeaderLines, body: Buffer | undefined, statusHeader: string | false, label: CacheOutcome, extra?: Record<string, string>): void {
+  stampOutcome(reply.request.raw, label)
   const headers = toHeaders(lines)
   if (extra) Object.assign(headers, extra)
   if (statusHeader) headers[statusHeader] = label
@@ -53,7 +55,7 @@ export function sendLines (reply: FastifyReply, status: number, lines: HeaderLin
 }
 
 /** Answers from a stored response: 304 when the client's validators match, else the full response with Age. */
-export function serveStored (reply: FastifyReply, found: Found, statusHeader: string | false, label: string, extraLines: HeaderLines = []): void {
+export function serveStored (reply: FastifyReply, found: Found, statusHeader: string | false, label: CacheOutcome, extraLines: HeaderLines = []): void {
   const { meta } = found
   const lines = extraLines.length ? [...meta.h, ...extraLines] : meta.h
   const age = String(Math.floor(Math.min(currentAge(meta, Date.now()), 2 ** 31)))
@@ -82,7 +84,7 @@ export function serveStored (reply: FastifyReply, found: Found, statusHeader: st
  * range that produced it, else the asked part cut from the bytes held. False (nothing
  * sent) when the stored part cannot answer it.
  */
-export function servePart (reply: FastifyReply, found: Found, statusHeader: string | false, label: string): boolean {
+export function servePart (reply: FastifyReply, found: Found, statusHeader: string | false, label: CacheOutcome): boolean {
   const { meta } = found
   const request = reply.request.raw.headers
   if (typeof request.range !== 'string' || !ifRangeMatches(request['if-range'], meta.h)) return false

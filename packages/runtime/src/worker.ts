@@ -39,6 +39,7 @@ function send (message: WorkerMessage): void {
 function onResponseClose (this: ServerResponse): void {
   inflight.delete(this)
   Atomics.sub(status, STATUS_INFLIGHT, 1)
+  metrics?.observe(this)
 }
 
 function trackRequests (server: HttpServer): void {

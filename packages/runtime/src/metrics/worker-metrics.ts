@@ -1,10 +1,15 @@
 // Request metrics of one worker thread, kept in a prom-client registry of its own. The
 // supervisor asks for them over the worker's port (protocol.ts) and merges every worker's
 // answer; nothing here runs unless metrics are on.
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Counter, type Metric, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client'
 import { BucketHistogram, type HistogramSeries } from './bucket-histogram.ts'
-import { kArrivedAt, kStartedAt, type Stamped as Stamps } from '../admission/stamps.ts'
+import { kArrivedAt, kCacheOutcome, kStartedAt, type Stamped } from '../admission/stamps.ts'
+
+/** The route pattern a request was routed to (undefined: no route matched). */
+const kRoute = Symbol('spindle.route')
+type Stamps = Stamped & { [kRoute]?: string }
 
 /**
  * Bucket bounds in seconds: from a cache hit (well under a millisecond) to a render that
@@ -13,13 +18,16 @@ import { kArrivedAt, kStartedAt, type Stamped as Stamps } from '../admission/sta
 export const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 /** Queue delay sits below the latency budget (a few hundred ms) when admission works. */
 export const QUEUE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
-/** The response header `httpCache` labels its answers with (its `statusHeader` default). */
-export const CACHE_HEADER = 'x-cache'
 const CACHE_OUTCOMES = new Set(['HIT', 'MISS', 'STALE', 'REVALIDATED', 'BYPASS'])
 
 
 export interface WorkerMetrics {
   readonly registry: Registry
+  /**
+   * Records one response: call it once the raw response has closed (the runtime's worker
+   * does, from the 'close' listener it keeps on every response anyway).
+   */
+  observe (res: ServerResponse): void
   /** Every metric with its values, as plain data that crosses a thread boundary. */
   snapshot (): Promise<MetricObjectWithValues<MetricValue<string>>[]>
 }
@@ -29,9 +37,13 @@ function statusClass (code: number): string {
 }
 
 /**
- * Registers the hook that feeds the registry (onResponse), and, when the load-shedding plugin
- * is not there to stamp when each handler starts, a preHandler that does. Call it after the
- * load-shedding plugin and before the app.
+ * Stamps each request with its route pattern (an onRequest hook, ahead of the app's, so a
+ * cache hit answered in onRequest has it too) and, when the load-shedding plugin is not
+ * there to stamp when each handler starts, wraps every route handler to do it. The
+ * observation itself is made by observe(), from the raw response's 'close' listener the
+ * worker keeps for its in-flight count: an onResponse hook would make Fastify put two more
+ * listeners on every response, which cost 7 % of a hello-world route's throughput
+ * (docs/runtime.md#metrics). Call it after the load-shedding plugin and before the app.
  */
 export function registerWorkerMetrics (app: FastifyInstance, stampedByShedding = false): WorkerMetrics {
   const registry = new Registry()
@@ -68,29 +80,40 @@ export function registerWorkerMetrics (app: FastifyInstance, stampedByShedding =
     },
   })
 
-  const series = new Map<string, HistogramSeries>()
-  // The load-shedding plugin stamps when a handler is let run; without it, a hook of our own does.
+  // A 404 has no route pattern (and no stamp): the raw URL would give every probe its own series.
+  app.addHook('onRequest', (request, _reply, done) => {
+    (request.raw as Stamps)[kRoute] = request.routeOptions.url
+    done()
+  })
+  // The load-shedding plugin stamps when a handler is let run; without it, the handler does.
   if (!stampedByShedding) {
-    app.addHook('preHandler', (request, _reply, done) => {
-      (request.raw as Stamps)[kStartedAt] = performance.now()
-      done()
+    app.addHook('onRoute', (route) => {
+      const handler = route.handler
+      route.handler = function stampStart (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+        (request.raw as Stamps)[kStartedAt] = performance.now()
+        return handler.call(this, request, reply)
+      }
     })
   }
-  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
-    const raw = request.raw as Stamps
+
+  const series = new Map<string, HistogramSeries>()
+  function observe (res: ServerResponse): void {
+    // A client that left before the response ended: no response to count.
+    if (!res.writableEnded) return
+    const raw = res.req as (IncomingMessage & Stamps) | undefined
+    if (!raw) return
     const arrived = raw[kArrivedAt]
-    const now = performance.now()
-    const ms = arrived === undefined ? reply.elapsedTime : now - arrived
-    // A 404 has no route pattern; the raw URL would give every probe its own series.
-    const url = request.routeOptions.url
+    if (arrived === undefined) return
+    const ms = performance.now() - arrived
+    const url = raw[kRoute]
     const route = url ?? 'unmatched'
     // Reached a route handler (a 404 renders nothing; a cache hit or a shed request never starts).
     const startedAt = raw[kStartedAt]
     if (url !== undefined && startedAt !== undefined) {
       rendered++
-      if (arrived !== undefined) queueSeries.observe((startedAt - arrived) / 1000)
+      queueSeries.observe((startedAt - arrived) / 1000)
     }
-    const status = statusClass(reply.statusCode)
+    const status = statusClass(res.statusCode)
     const key = route + '\0' + status
     let child = series.get(key)
     if (!child) {
@@ -98,13 +121,12 @@ export function registerWorkerMetrics (app: FastifyInstance, stampedByShedding =
       series.set(key, child)
     }
     child.observe(ms / 1000)
-    const outcome = reply.getHeader(CACHE_HEADER)
-    if (typeof outcome === 'string' && CACHE_OUTCOMES.has(outcome)) {
+    const outcome = raw[kCacheOutcome]
+    if (outcome !== undefined && CACHE_OUTCOMES.has(outcome)) {
       const label = outcome.toLowerCase()
       outcomes.set(label, (outcomes.get(label) ?? 0) + 1)
     }
-    done()
-  })
+  }
 
-  return { registry, snapshot: () => registry.getMetricsAsJSON() as Promise<MetricObjectWithValues<MetricValue<string>>[]> }
+  return { registry, observe, snapshot: () => registry.getMetricsAsJSON() as Promise<MetricObjectWithValues<MetricValue<string>>[]> }
 }
