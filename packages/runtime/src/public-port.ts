@@ -33,16 +33,19 @@ export function guardPublicPort (app: FastifyInstance, headersTimeout = DEFAULT_
   // Content-Length over the limit is refused before a byte is read; a chunked one is cut
   // off at the limit.
   app.addHook('preParsing', (request, _reply, payload, done) => {
-    if (request.routeOptions.config.rawBody === true) { done(null, payload); return }
-    const limit = request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit ?? 1_048_576
     const length = request.headers['content-length']
+    // No body (most requests): nothing to bound. Checked first, as request.routeOptions
+    // builds a new object on every read.
+    if (length === undefined && request.headers['transfer-encoding'] === undefined) { done(null, payload); return }
+    const route = request.routeOptions
+    if (route.config.rawBody === true) { done(null, payload); return }
+    const limit = route.bodyLimit ?? app.initialConfig.bodyLimit ?? 1_048_576
     if (length !== undefined) {
       if (Number(length) > limit) { done(tooLarge(limit)); return }
       // Node's parser never delivers more than Content-Length bytes.
       done(null, payload)
       return
     }
-    if (request.headers['transfer-encoding'] === undefined) { done(null, payload); return }
     let seen = 0
     const capped = new Transform({
       transform (chunk: Buffer, _enc, cb: TransformCallback) {
