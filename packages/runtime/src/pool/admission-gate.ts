@@ -12,7 +12,6 @@ import { kStartedAt, type Stamped } from '../admission/stamps.ts'
 import { SPINDLE_RUNTIME_POOL_OVERLOADED } from '../errors.ts'
 import { poolShedReporter, type PoolShedReason, type PoolShedReporter } from './presence.ts'
 
-
 export class AdmissionGate {
   readonly #controller: AdmissionController
   readonly #queued: () => number
