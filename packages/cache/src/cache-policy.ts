@@ -78,13 +78,25 @@ export function toLines (headers: Record<string, unknown>): HeaderLines {
 
 export type Storability = { ok: true, meta: ResponseMeta, keepFor: number } | { ok: false, reason: string }
 
+/** What the request that got a response says about storing it. */
+export interface StoringRequest {
+  /** It carried credentials (Cookie, Authorization, credentialHeaders) and its route did not declare itself public. */
+  credentialed: boolean
+  /** Its only credential was Authorization: RFC 9111 3.5 lets must-revalidate share the response too. */
+  authorizationOnly?: boolean
+  /** Cache-Control: no-store on the request. */
+  noStore: boolean
+  /** A 206 may be stored (its Content-Range was checked by the caller, see ranges.ts). */
+  partial?: boolean
+  /** Only explicit freshness counts (a POST response, RFC 9110 9.3.3): no heuristic lifetime. */
+  explicitOnly?: boolean
+}
+
 /**
- * Decides whether a response to a GET may be stored by a shared cache (RFC 9111 3), and
- * computes what reuse needs later. `credentialed`: the request carried credentials
- * (Cookie, Authorization, ...) and its route did not declare itself public. `partial`:
- * a 206 may be stored (its Content-Range was checked by the caller, see ranges.ts).
+ * Decides whether a response may be stored by a shared cache (RFC 9111 3), and computes
+ * what reuse needs later.
  */
-export function analyze (status: number, lines: HeaderLines, requestTime: number, responseTime: number, request: { credentialed: boolean, noStore: boolean, partial?: boolean }, opts: PolicyOptions): Storability {
+export function analyze (status: number, lines: HeaderLines, requestTime: number, responseTime: number, request: StoringRequest, opts: PolicyOptions): Storability {
   if (status < 200 || (status === 206 && request.partial !== true) || status === 304 || status > 599) return { ok: false, reason: `status ${status}` }
   const cc = responseDirectives(lines, opts)
   const understood = UNDERSTOOD.has(status)
@@ -92,15 +104,19 @@ export function analyze (status: number, lines: HeaderLines, requestTime: number
   if (cc.has('no-store') && !(cc.has('must-understand') && understood)) return { ok: false, reason: 'no-store' }
   if (request.noStore) return { ok: false, reason: 'request no-store' }
   if (cc.get('private') === true) return { ok: false, reason: 'private' }
-  // Stricter than RFC 9111 3.5 (which also lets must-revalidate through for Authorization):
-  // only a response that says it is for everyone is shared from a request with credentials.
-  if (request.credentialed && !cc.has('public') && !cc.has('s-maxage')) return { ok: false, reason: 'credentials' }
+  // Only a response that says it is for everyone is shared from a request with credentials.
+  // RFC 9111 3.5 counts must-revalidate as saying so for Authorization (the response is then
+  // stored, revalidated once stale, and answers only requests without credentials: `au` is
+  // not set); a Cookie or another credential header never gets that reading.
+  const mayShare = cc.has('public') || cc.has('s-maxage') || (request.authorizationOnly === true && cc.has('must-revalidate'))
+  if (request.credentialed && !mayShare) return { ok: false, reason: 'credentials' }
   if (lines.some(([n]) => n === 'set-cookie')) return { ok: false, reason: 'set-cookie' }
   if (parseList(headerValue(lines, 'vary')).includes('*')) return { ok: false, reason: 'vary *' }
   const explicit = cc.has('s-maxage') || cc.has('max-age') || lines.some(([n]) => n === 'expires')
   // An error is shared only when the route said for how long, and then briefly: one bad
   // moment, or one crafted request, must not be served to everyone for long.
   if (status >= 400 && (!explicit || opts.maxErrorTtl === 0)) return { ok: false, reason: 'error without explicit freshness' }
+  if (request.explicitOnly === true && !explicit) return { ok: false, reason: 'no explicit freshness' }
   if (!explicit && !cc.has('public') && !HEURISTIC.has(status)) return { ok: false, reason: 'no freshness information' }
 
   const stored = storedLines(lines, cc)

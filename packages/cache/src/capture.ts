@@ -56,9 +56,10 @@ export function interceptHead (res: ServerResponse, onHead: (status: number, lin
 /**
  * Tees a response: everything still goes to the client as written, and a copy of the
  * status, headers and body (up to `limit` bytes) is handed to `done` when the route ends
- * it; `done(undefined)` when the connection closed first or the body was too large.
+ * it; `done(undefined)` when the connection closed first, the body was too large, or
+ * `onHead` returned false (the head shows the response is not wanted: no body is copied).
  */
-export function captureResponse (res: ServerResponse, limit: number, onHead: (status: number, lines: HeaderLines) => void, done: (captured: Captured | undefined) => void): void {
+export function captureResponse (res: ServerResponse, limit: number, onHead: (status: number, lines: HeaderLines) => boolean | void, done: (captured: Captured | undefined) => void): void {
   let head: { status: number, lines: HeaderLines } | undefined
   const chunks: Buffer[] = []
   let size = 0
@@ -91,7 +92,10 @@ export function captureResponse (res: ServerResponse, limit: number, onHead: (st
   } as never
   interceptHead(res, (status, lines) => {
     head = { status, lines }
-    onHead(status, lines)
+    if (onHead(status, lines) === false) {
+      overflow = true
+      chunks.length = 0
+    }
   })
   res.once('close', () => settle(undefined))
 }

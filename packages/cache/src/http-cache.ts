@@ -76,6 +76,8 @@ interface Context {
   canonical: boolean
   /** The request carries credentials and the route did not declare itself public: only public entries answer it. */
   credentialed: boolean
+  /** Authorization is its only credential (see analyze in cache-policy.ts). */
+  authorizationOnly: boolean
 }
 
 interface RouteResult { status: number, lines: HeaderLines, body: Buffer, requestTime: number, responseTime: number }
@@ -130,32 +132,19 @@ class HttpCache {
     const method = request.raw.method ?? 'GET'
     if (method !== 'GET' && method !== 'HEAD') {
       // Frameworks add headers (x-forwarded-*) while the route runs: key with what arrived.
-      if (!SAFE.has(method)) this.#invalidateAfter(request, reply, { ...headers })
+      const arrived = { ...headers }
+      if (!SAFE.has(method)) this.#invalidateAfter(request, reply, arrived)
+      if (method === 'POST') {
+        const ctx = this.#context(request, reply)
+        if (ctx?.canonical) this.#fillFromPost(ctx, arrived)
+      }
       return undefined
     }
-    const route = request.routeOptions.config?.cache
-    if (route === false || headers.upgrade !== undefined || this.#o.bypassHeaders.some((h) => headers[h] !== undefined) || (this.#o.shouldCache && !this.#o.shouldCache(request))) {
+    const ctx = this.#context(request, reply)
+    if (!ctx) {
       this.#label(reply, 'BYPASS')
       return undefined
     }
-    const url = request.raw.url ?? '/'
-    const { path, query } = splitTarget(url)
-    // The router does not resolve dot segments ('/a/../b' may reach a wildcard route, not
-    // '/b'): such a request is neither answered from nor stored under the canonical key.
-    if (path + query !== url && hasDotSegments(url.split('?')[0]!)) {
-      this.#label(reply, 'BYPASS')
-      return undefined
-    }
-    const ctx: Context = {
-      request,
-      reply,
-      primary: this.keyOf(this.keyRequest(request, path + query)),
-      cc: parseCacheControl(headers['cache-control']),
-      path,
-      canonical: path + query === url,
-      credentialed: route?.public !== true && this.#o.credentialHeaders.some((h) => headers[h] !== undefined),
-    }
-    if (ctx.cc.size === 0 && parseList(headers.pragma).includes('no-cache')) ctx.cc.set('no-cache', true)
 
     let found = this.#lookup(ctx.primary, request)
     if (!found && this.#fleet && !this.#store.get(`\0pass\n${ctx.primary}`, { peek: true })) {
@@ -228,6 +217,45 @@ class HttpCache {
     }
     this.#fill(ctx, lease)
     return undefined
+  }
+
+  /**
+   * What a request is to the cache: its key, directives and credentials; undefined when the
+   * cache leaves it alone (the route opted out, an upgrade, a bypass header, shouldCache, or
+   * dot segments the router does not resolve).
+   */
+  #context (request: FastifyRequest, reply: FastifyReply): Context | undefined {
+    const headers = request.raw.headers
+    const route = request.routeOptions.config?.cache
+    if (route === false || headers.upgrade !== undefined || this.#o.bypassHeaders.some((h) => headers[h] !== undefined) || (this.#o.shouldCache && !this.#o.shouldCache(request))) {
+      return undefined
+    }
+    const url = request.raw.url ?? '/'
+    const { path, query } = splitTarget(url)
+    // The router does not resolve dot segments ('/a/../b' may reach a wildcard route, not
+    // '/b'): such a request is neither answered from nor stored under the canonical key.
+    if (path + query !== url && hasDotSegments(url.split('?')[0]!)) return undefined
+    let credentials = 0
+    let authorizationOnly = false
+    if (route?.public !== true) {
+      for (const h of this.#o.credentialHeaders) {
+        if (headers[h] === undefined) continue
+        credentials++
+        authorizationOnly = h === 'authorization'
+      }
+    }
+    const ctx: Context = {
+      request,
+      reply,
+      primary: this.keyOf(this.keyRequest(request, path + query)),
+      cc: parseCacheControl(headers['cache-control']),
+      path,
+      canonical: path + query === url,
+      credentialed: credentials > 0,
+      authorizationOnly: credentials === 1 && authorizationOnly,
+    }
+    if (ctx.cc.size === 0 && parseList(headers.pragma).includes('no-cache')) ctx.cc.set('no-cache', true)
+    return ctx
   }
 
   /** Answers from a stored response; each request counts once in the stats, here or in #fill. */
@@ -423,17 +451,23 @@ class HttpCache {
     return { key: found.key, entry: found.entry, meta }
   }
 
-  /** Stores a response if RFC 9111 allows it; remembers for a while when it is not cacheable. */
-  #storeResponse (ctx: Context, r: RouteResult, varyHeaders = ctx.request.raw.headers, ranged = false): boolean {
+  /**
+   * Stores a response if RFC 9111 allows it; remembers for a while when it is not cacheable.
+   * `answered`: what the response answered: a plain GET, a Range request, or a POST that
+   * named its own URL in Content-Location (#fillFromPost).
+   */
+  #storeResponse (ctx: Context, r: RouteResult, varyHeaders = ctx.request.raw.headers, answered: 'get' | 'range' | 'post' = 'get'): boolean {
     const { request, primary } = ctx
     if (!ctx.canonical) return false
-    if (r.status === 206) return ranged && this.#storePart(ctx, r)
+    if (r.status === 206) return answered === 'range' && this.#storePart(ctx, r)
     // To a Range request, only the whole response (200) is the URL's; a 416 is this request's.
-    if (ranged && r.status !== 200) return false
-    const verdict = analyze(r.status, r.lines, r.requestTime, r.responseTime, { credentialed: ctx.credentialed, noStore: ctx.cc.has('no-store') }, this.#policy)
+    if (answered === 'range' && r.status !== 200) return false
+    const verdict = analyze(r.status, r.lines, r.requestTime, r.responseTime, {
+      credentialed: ctx.credentialed, authorizationOnly: ctx.authorizationOnly, noStore: ctx.cc.has('no-store'), explicitOnly: answered === 'post',
+    }, this.#policy)
     if (!verdict.ok) {
-      // What the route answers a Range request says nothing about the whole response.
-      if (ranged) return false
+      // What the route answers a Range or a POST request says nothing about the next GET.
+      if (answered !== 'get') return false
       // Only the response's own verdict marks the key; a 304 to a conditional request, this
       // request's no-store or credentials, or a moment of overload (429, 5xx) says nothing
       // about the next request.
@@ -474,7 +508,7 @@ class HttpCache {
    */
   #storePart (ctx: Context, r: RouteResult): boolean {
     if (!heldPart(r.lines, r.body.length) || parseList(headerValue(r.lines, 'vary')).length > 0) return false
-    const verdict = analyze(206, r.lines, r.requestTime, r.responseTime, { credentialed: ctx.credentialed, noStore: ctx.cc.has('no-store'), partial: true }, this.#policy)
+    const verdict = analyze(206, r.lines, r.requestTime, r.responseTime, { credentialed: ctx.credentialed, authorizationOnly: ctx.authorizationOnly, noStore: ctx.cc.has('no-store'), partial: true }, this.#policy)
     if (!verdict.ok) return false
     const meta = verdict.meta
     const range = ctx.request.raw.headers.range
@@ -496,13 +530,45 @@ class HttpCache {
     const varyHeaders = { ...request.raw.headers }
     captureResponse(reply.raw, this.#store.maxEntryBytes, () => this.#label(reply, 'MISS'), (captured) => {
       try {
-        if (captured) this.#storeResponse(ctx, { ...captured, requestTime, responseTime: Date.now() }, varyHeaders, ranged)
+        if (captured) this.#storeResponse(ctx, { ...captured, requestTime, responseTime: Date.now() }, varyHeaders, ranged ? 'range' : 'get')
       } catch (err) {
         request.log.error({ err }, 'storing a response in the cache failed')
       } finally {
         lease?.release()
       }
     })
+  }
+
+  /**
+   * A POST whose 200 names the request's own URL in Content-Location, with explicit
+   * freshness, is the URL's current representation: it is stored for the GETs that follow
+   * (RFC 9110 9.3.3), after the POST invalidated what was stored before (#invalidateAfter).
+   * Credentials and no-store count as for a GET. The body is copied only once the head
+   * shows the response qualifies.
+   */
+  #fillFromPost (ctx: Context, arrived: FastifyRequest['raw']['headers']): void {
+    const requestTime = Date.now()
+    const { request } = ctx
+    captureResponse(ctx.reply.raw, this.#store.maxEntryBytes,
+      (status, lines) => status === 200 && this.#namesItself(request, arrived, headerValue(lines, 'content-location')),
+      (captured) => {
+        try {
+          if (captured) this.#storeResponse(ctx, { ...captured, requestTime, responseTime: Date.now() }, arrived, 'post')
+        } catch (err) {
+          request.log.error({ err }, 'storing a response in the cache failed')
+        }
+      })
+  }
+
+  /** Whether a Content-Location names the request's own target (same scheme, host, path and query). */
+  #namesItself (request: FastifyRequest, headers: FastifyRequest['raw']['headers'], location: string | string[] | undefined): boolean {
+    if (typeof location !== 'string') return false
+    const { host, encrypted, url } = this.keyRequest(request, request.raw.url ?? '/', headers)
+    if (host === undefined) return false
+    const self = `${encrypted ? 'https' : 'http'}://${host}${url}`
+    if (!URL.canParse(location, self)) return false
+    const target = new URL(location, self)
+    return target.href === new URL(self).href
   }
 
   /** A 5xx never replaces a response that was not an error: stale-if-error keeps serving it. */

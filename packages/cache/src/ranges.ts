@@ -62,12 +62,17 @@ export function heldPart (lines: HeaderLines, bodyLength: number): ContentRange 
 
 /**
  * The part of a stored 206 that answers a Range request, as `[first, last]` positions, or
- * undefined when it does not hold every byte asked for (then the route answers).
+ * undefined when it does not hold what was asked for (then the route answers). An
+ * open-ended range (`bytes=N-`) whose first byte is held gets the bytes held from there on:
+ * its 206 says in Content-Range where they end, and a client reads that to know what came
+ * and asks for the rest (RFC 9110 15.3.7). A suffix (`bytes=-N`) names the last bytes of the
+ * representation, which only a part that reaches the end holds.
  */
 export function cutFromPart (rangeHeader: string, held: ContentRange): [number, number] | undefined {
   const wanted = parseRange(rangeHeader, held.size)
-  if (!Array.isArray(wanted)) return undefined
-  return wanted[0] >= held.start && wanted[1] <= held.end ? wanted : undefined
+  if (!Array.isArray(wanted) || wanted[0] < held.start || wanted[0] > held.end) return undefined
+  if (wanted[1] <= held.end) return wanted
+  return /^bytes=\d+-$/.test(rangeHeader.trim()) ? [wanted[0], held.end] : undefined
 }
 
 /** A strong entity tag both responses carry, identical: only then are two parts one representation (RFC 9110 15.3.7.3). */

@@ -101,6 +101,94 @@ describe('httpCache: responses for one user are not shared', () => {
   })
 })
 
+describe('httpCache: Authorization and must-revalidate (RFC 9111 3.5)', () => {
+  it('stores what answers Authorization with must-revalidate for requests without credentials only; a Cookie gets no such reading', async () => {
+    s = await start((app, count) => {
+      app.get('/doc', async (req, reply) => {
+        reply.header('cache-control', 'max-age=60, must-revalidate')
+        return `${String(req.headers.authorization ?? req.headers.cookie ?? 'anonymous')} ${count('doc')}`
+      })
+      app.get('/plain', async (req, reply) => {
+        reply.header('cache-control', 'max-age=60')
+        return `${String(req.headers.authorization ?? 'anonymous')} ${count('plain')}`
+      })
+    })
+    expect((await get(`${s.url}/doc`, { headers: { authorization: 'Bearer a' } })).text).toBe('Bearer a 1')
+    expect((await get(`${s.url}/doc`)).text).toBe('Bearer a 1')
+    // Another user's credentials never reach it: the response did not say public.
+    expect((await get(`${s.url}/doc`, { headers: { authorization: 'Bearer b' } })).text).toBe('Bearer b 2')
+    expect((await get(`${s.url}/doc`, { headers: { cookie: 'session=c' } })).text).toBe('session=c 3')
+    // Authorization beside a Cookie is a cookie-authenticated request: not stored.
+    s.app.httpCache.purge({ paths: ['/doc'] })
+    expect((await get(`${s.url}/doc`, { headers: { authorization: 'Bearer a', cookie: 'session=a' } })).text).toBe('Bearer a 4')
+    expect((await get(`${s.url}/doc`)).text).toBe('anonymous 5')
+    // Without must-revalidate nothing answered to Authorization is stored.
+    expect((await get(`${s.url}/plain`, { headers: { authorization: 'Bearer a' } })).text).toBe('Bearer a 1')
+    expect((await get(`${s.url}/plain`)).text).toBe('anonymous 2')
+  })
+})
+
+describe('httpCache: a POST response that names its own URL (RFC 9110 9.3.3)', () => {
+  it('stores it for the GETs that follow only with Content-Location of the same URL, explicit freshness, a 200 and no credentials', async () => {
+    let location: string | undefined = ''
+    let cacheControl = 'max-age=60'
+    let status = 200
+    s = await start((app, count) => {
+      app.get('/item', async (_req, reply) => {
+        reply.header('cache-control', 'max-age=60')
+        return `get ${count('get')}`
+      })
+      app.post('/item', async (req, reply) => {
+        reply.code(status).header('cache-control', cacheControl)
+        if (location !== undefined) reply.header('content-location', location)
+        if (cacheControl === '') reply.header('last-modified', new Date(Date.now() - 86_400_000).toUTCString())
+        return `post ${String(req.body)} ${count('post')}`
+      })
+    })
+    const post = (body: string, headers: Record<string, string> = {}) => get(`${s!.url}/item`, { method: 'POST', body, headers: { 'content-type': 'text/plain', ...headers } })
+    const kept = async (): Promise<string> => (await get(`${s!.url}/item`)).text
+
+    location = '/item'
+    expect((await post('a')).text).toBe('post a 1')
+    expect(await kept()).toBe('post a 1')
+    location = `http://127.0.0.1:${new URL(s.url).port}/item`
+    expect((await post('b')).text).toBe('post b 2')
+    expect(await kept()).toBe('post b 2')
+
+    // Each of these invalidates the stored response (a successful POST) and stores nothing.
+    const refused: Array<[string, () => void, Record<string, string>?]> = [
+      ['no Content-Location', () => { location = undefined }],
+      ['another URL', () => { location = '/item?x=1' }],
+      ['another host', () => { location = 'http://evil.example/item' }],
+      ['heuristic freshness only', () => { location = '/item'; cacheControl = '' }],
+      ['a 201', () => { cacheControl = 'max-age=60'; status = 201 }],
+      ['a Cookie on the POST', () => { status = 200 }, { cookie: 'session=alice' }],
+      ['no-store on the POST', () => {}, { 'cache-control': 'no-store' }],
+    ]
+    let gets = 0
+    for (const [why, set, headers] of refused) {
+      set()
+      await post(why, headers)
+      gets++
+      expect(await kept(), why).toBe(`get ${gets}`)
+      // The next GET is answered from what that GET stored, not from the POST.
+      expect(await kept(), why).toBe(`get ${gets}`)
+    }
+  })
+
+  it('a route with config.cache false keeps its POST responses out', async () => {
+    s = await start((app, count) => {
+      app.get('/off', async () => `get ${count('get')}`)
+      app.post('/off', { config: { cache: false } }, async (_req, reply) => {
+        reply.header('cache-control', 'max-age=60').header('content-location', '/off')
+        return `post ${count('post')}`
+      })
+    })
+    await get(`${s.url}/off`, { method: 'POST', body: 'x', headers: { 'content-type': 'text/plain' } })
+    expect((await get(`${s.url}/off`)).text).toBe('get 1')
+  })
+})
+
 describe('httpCache: errors', () => {
   it('stores an error only with explicit freshness, and no longer than maxErrorTtl', async () => {
     s = await start((app, count) => {
