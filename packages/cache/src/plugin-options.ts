@@ -38,7 +38,7 @@ export interface HttpCacheOptions {
   heuristicFraction?: number
   /** Cap of heuristic freshness, in seconds. Default 86400. */
   heuristicMaxAge?: number
-  /** Return false to leave a request alone (no lookup, no store). Default: every GET and HEAD is considered. */
+  /** Return false to leave a request alone (no lookup, no store). Default: every GET and HEAD is considered, and every POST for storing its response (docs/cache.md). */
   shouldCache?: (request: FastifyRequest) => boolean
   /**
    * Host names (without port) the app answers for; a request for any other Host gets 400
