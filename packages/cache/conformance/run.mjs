@@ -123,17 +123,9 @@ function forward (method, url, headers, body) {
       }
       const split = all.indexOf('\r\n\r\n')
       if (split < 0) { reject(new Error('origin closed the connection without a response')); return }
-      const [statusLine, ...lines] = all.subarray(0, split).toString('latin1').split('\r\n')
-      const out = {}
-      for (const line of lines) {
-        const at = line.indexOf(':')
-        const n = line.slice(0, at).trim().toLowerCase()
-        const v = line.slice(at + 1).trim()
-        out[n] = n in out ? [out[n], v].flat() : v
-      }
-      const statusCode = Number(statusLine.split(' ')[1])
+      const { statusCode, headers } = parseHead(all.subarray(0, split))
       const noBody = method === 'HEAD' || statusCode === 204 || statusCode === 304
-      resolve({ statusCode, headers: out, interim, body: noBody ? Buffer.alloc(0) : all.subarray(split + 4) })
+      resolve({ statusCode, headers, interim, body: noBody ? Buffer.alloc(0) : all.subarray(split + 4) })
     })
     let head = `${method} ${url} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n`
     for (const [n, v] of Object.entries(headers)) for (const value of [v].flat()) head += `${n}: ${value}\r\n`
