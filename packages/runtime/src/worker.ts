@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { loadApp } from './app-loader.ts'
 import { guardPublicPort, withPortDefaults } from './public-port.ts'
 import { warmUp } from './warmup.ts'
+import { warmTickQueue } from './tick-warmup.ts'
 import { registerWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.ts'
 import { kWorkerStatus, loadShedding } from './load-shedding.ts'
 import { kArrivedAt } from './admission/stamps.ts'
@@ -62,6 +63,7 @@ function trackRequests (server: HttpServer): void {
 }
 
 async function start (): Promise<void> {
+  await warmTickQueue()
   const { plugin, options } = await loadApp(data.appPath)
   // A request that arrives on a kept-alive connection while draining is served (with
   // Connection: close) rather than refused.

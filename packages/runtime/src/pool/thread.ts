@@ -5,6 +5,10 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import type { PoolTask, PoolThreadData, ResponseHead, ThreadReady } from './protocol.ts'
 import { TaskChannel } from './task-channel.ts'
+import { warmTickQueue } from '../tick-warmup.ts'
+
+// Started as the entry loads; the ready signal waits for it (tick-warmup.ts says why).
+const ticksWarmed = warmTickQueue()
 
 export { TaskChannel } from './task-channel.ts'
 export type { PoolTask, RequestHead, ResponseHead } from './protocol.ts'
@@ -14,9 +18,9 @@ export function threadOptions<T extends Record<string, unknown>> (): T {
   return (workerData as PoolThreadData).options as T
 }
 
-/** Tells the main thread this thread has loaded its framework and takes requests. */
+/** Tells the main thread this thread has loaded its framework and takes requests (once nextTick is warm). */
 export function signalReady (): void {
-  parentPort?.postMessage({ spindlePool: 'ready' } satisfies ThreadReady)
+  void ticksWarmed.then(() => parentPort?.postMessage({ spindlePool: 'ready' } satisfies ThreadReady))
 }
 
 /** The request of `task` as a Web Request, its body streamed and its signal tied to the client. */
