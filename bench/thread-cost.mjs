@@ -1,8 +1,13 @@
 // What a worker thread costs a plain Fastify app: examples/fastify's hello-world route in one
-// process on its main thread, in one worker thread, and in one worker thread with the young
-// generation the runtime gives its workers (48 MB); rounds alternating, closed loop.
+// process on its main thread, in one worker thread, and in one worker thread that first runs
+// the runtime's nextTick warm-up (packages/runtime/src/tick-warmup.ts), as spindle start's
+// workers do; rounds alternating, closed loop.
 //
-//   node bench/thread-cost.mjs [--rounds 3] [--duration 5] [--connections 100]
+//   node bench/thread-cost.mjs [--rounds 3] [--duration 5] [--connections 100] [--pin]
+//
+// --pin (Linux, taskset): the server on core 0, this process (the load generator) on core 1,
+// so the two do not trade cores between rounds: steadier figures on a 2-core machine.
+import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { closedLoop } from './lib/closed-loop.mjs'
 import { startServer, waitPortFree } from './lib/processes.mjs'
@@ -15,22 +20,25 @@ const { values } = benchArgs({
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '100' },
     port: { type: 'string', default: '3994' },
+    pin: { type: 'boolean', default: false },
   },
 })
+if (values.pin) execFileSync('taskset', ['-a', '-pc', '1', String(process.pid)], { stdio: 'ignore' })
+const pinned = (args) => values.pin ? { command: 'taskset', args: ['-c', '0', process.execPath, ...args] } : { command: process.execPath, args }
 const port = Number(values.port)
 const app = fileURLToPath(new URL('../examples/fastify/app.js', import.meta.url))
 const script = (name) => fileURLToPath(new URL(`./apps/${name}`, import.meta.url))
 const variants = {
   'main thread': { args: [script('fastify-single.mjs'), app], env: {} },
   'worker thread': { args: [script('fastify-in-worker.mjs'), app], env: {} },
-  'worker thread, 48 MB young generation': { args: [script('fastify-in-worker.mjs'), app], env: { YOUNG_MB: '48' } },
+  'worker thread, nextTick warmed': { args: [script('fastify-in-worker.mjs'), app], env: { WARM_TICKS: '1' } },
 }
 const url = `http://127.0.0.1:${port}/`
 const out = Object.fromEntries(Object.keys(variants).map((k) => [k, []]))
 for (let round = 1; round <= Number(values.rounds); round++) {
   for (const [name, v] of Object.entries(variants)) {
     await waitPortFree(port)
-    const server = await startServer({ command: process.execPath, args: v.args, cwd: fileURLToPath(new URL('.', import.meta.url)), env: { ...v.env, PORT: String(port), HOST: '127.0.0.1' }, readyUrl: url })
+    const server = await startServer({ ...pinned(v.args), cwd: fileURLToPath(new URL('.', import.meta.url)), env: { ...v.env, PORT: String(port), HOST: '127.0.0.1' }, readyUrl: url })
     try {
       await closedLoop({ url, connections: Number(values.connections), duration: 2 })
       const r = await closedLoop({ url, connections: Number(values.connections), duration: Number(values.duration) })
@@ -42,5 +50,5 @@ for (let round = 1; round <= Number(values.rounds); round++) {
   }
 }
 const base = median(out['main thread'])
-process.stdout.write(`hello-world, ${values.connections} connections, ${values.rounds} alternating rounds of ${values.duration} s, medians\n\n| where the app runs | req/s | × main thread |\n|---|---|---|\n`)
+process.stdout.write(`hello-world, ${values.connections} connections, ${values.rounds} alternating rounds of ${values.duration} s, medians${values.pin ? ', server and load generator pinned to a core each' : ''}\n\n| where the app runs | req/s | × main thread |\n|---|---|---|\n`)
 for (const [name, list] of Object.entries(out)) process.stdout.write(`| ${name} | ${Math.round(median(list))} | ${(median(list) / base).toFixed(3)} |\n`)
