@@ -67,13 +67,20 @@ async function get (cacheKey: string, _softTags?: string[]): Promise<UseCacheEnt
     else {
       const claim = store.tryLease(key, CLAIM_MS)
       if (claim) {
-        // This thread produces the entry: Next calls set next, which releases the claim.
-        store.count('miss')
-        claims.get(key)?.release()
-        claims.set(key, claim)
-        return undefined
-      }
-      if (await store.waitFor(key, WAIT_MS)) found = await store.get(key)
+        // Another thread may have stored it, and let its claim go, between the lookup and
+        // the lease: without this second look both threads rendered it (about one
+        // revalidation in 30 with two pool threads).
+        found = await store.get(key, { peek: true })
+        if (!found) {
+          // This thread produces the entry: Next calls set next, which releases the claim.
+          store.count('miss')
+          claims.get(key)?.release()
+          claims.set(key, claim)
+          return undefined
+        }
+        claim.release()
+        store.count(found.stale ? 'stale' : 'hit')
+      } else if (await store.waitFor(key, WAIT_MS)) found = await store.get(key)
     }
     if (!found) return undefined
     const { body, ...entry } = decode<StoredEntry>(found.value)
