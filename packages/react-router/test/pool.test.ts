@@ -186,9 +186,10 @@ describe('reactRouterAdapter with threads: the connection', () => {
     expect(status).toBe('200')
     expect(JSON.parse(text)).toEqual({ bytes: total })
     // The JS heap stays flat; external memory also counts moved chunks until the collector
-    // sweeps them (concurrently, after gc() returns), a few MB at a time.
+    // sweeps them (concurrently, after gc() returns), a few MB at a time, more on a busy
+    // machine (25.1 MB once in CI): well under the 50 MB that holding the body would take.
     expect(peakHeap).toBeLessThan(5 * 1024 * 1024)
-    expect(peak).toBeLessThan(25 * 1024 * 1024)
+    expect(peak).toBeLessThan(32 * 1024 * 1024)
   })
 })
 

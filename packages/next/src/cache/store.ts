@@ -28,6 +28,11 @@ export function nextCacheStore (): NextStore {
   return store
 }
 
+/** This process's shared memory: the store itself, or the one in front of the fleet's Redis. */
+export function memoryOf (store: NextStore): SharedStore {
+  return store instanceof FleetStore ? store.memory : store
+}
+
 /** Makes `store` the one this thread's handlers use (withSpindle's `store` option). */
 export function useNextCacheStore (store: unknown): void {
   if (!(store instanceof SharedStore) && !(store instanceof FleetStore)) {

@@ -1,7 +1,7 @@
 import type { Lease } from '@spindle/cache'
 import { buildNamespace } from './build-id.ts'
 import { decode, encode } from './codec.ts'
-import { invalidateNextTags, nextCacheStore, storeTags } from './store.ts'
+import { invalidateNextTags, memoryOf, nextCacheStore, storeTags } from './store.ts'
 
 // Next.js `cacheHandlers` ('use cache' with cacheComponents) on the shared store. The
 // behaviour follows Next's own default handler, with the store shared by every thread:
@@ -69,8 +69,9 @@ async function get (cacheKey: string, _softTags?: string[]): Promise<UseCacheEnt
       if (claim) {
         // Another thread may have stored it, and let its claim go, between the lookup and
         // the lease: without this second look both threads rendered it (about one
-        // revalidation in 30 with two pool threads).
-        found = await store.get(key, { peek: true })
+        // revalidation in 30 with two pool threads). Shared memory only: the lookup above
+        // already asked the fleet tier, which now counts this thread as the key's producer.
+        found = memoryOf(store).get(key, { peek: true })
         if (!found) {
           // This thread produces the entry: Next calls set next, which releases the claim.
           store.count('miss')
