@@ -524,15 +524,21 @@ class HttpCache {
 
   /** A miss: the route answers the client as usual while a copy is taken for the store. */
   #fill (ctx: Context, lease: Lease | undefined, ranged = false): void {
-    const { request, reply } = ctx
     this.#store.count('miss')
+    this.#keepCopy(ctx, ranged ? 'range' : 'get', { ...ctx.request.raw.headers }, () => { this.#label(ctx.reply, 'MISS') }, lease)
+  }
+
+  /**
+   * Tees the route's response and stores the copy when it ends (#storeResponse), then lets
+   * the lease go. `onHead` returning false: the response is not wanted, nothing is copied.
+   */
+  #keepCopy (ctx: Context, answered: 'get' | 'range' | 'post', varyHeaders: FastifyRequest['raw']['headers'], onHead: (status: number, lines: HeaderLines) => boolean | void, lease?: Lease): void {
     const requestTime = Date.now()
-    const varyHeaders = { ...request.raw.headers }
-    captureResponse(reply.raw, this.#store.maxEntryBytes, () => this.#label(reply, 'MISS'), (captured) => {
+    captureResponse(ctx.reply.raw, this.#store.maxEntryBytes, onHead, (captured) => {
       try {
-        if (captured) this.#storeResponse(ctx, { ...captured, requestTime, responseTime: Date.now() }, varyHeaders, ranged ? 'range' : 'get')
+        if (captured) this.#storeResponse(ctx, { ...captured, requestTime, responseTime: Date.now() }, varyHeaders, answered)
       } catch (err) {
-        request.log.error({ err }, 'storing a response in the cache failed')
+        ctx.request.log.error({ err }, 'storing a response in the cache failed')
       } finally {
         lease?.release()
       }
@@ -547,17 +553,7 @@ class HttpCache {
    * shows the response qualifies.
    */
   #fillFromPost (ctx: Context, arrived: FastifyRequest['raw']['headers']): void {
-    const requestTime = Date.now()
-    const { request } = ctx
-    captureResponse(ctx.reply.raw, this.#store.maxEntryBytes,
-      (status, lines) => status === 200 && this.#namesItself(request, arrived, headerValue(lines, 'content-location')),
-      (captured) => {
-        try {
-          if (captured) this.#storeResponse(ctx, { ...captured, requestTime, responseTime: Date.now() }, arrived, 'post')
-        } catch (err) {
-          request.log.error({ err }, 'storing a response in the cache failed')
-        }
-      })
+    this.#keepCopy(ctx, 'post', arrived, (status, lines) => status === 200 && this.#namesItself(ctx.request, arrived, headerValue(lines, 'content-location')))
   }
 
   /** Whether a Content-Location names the request's own target (same scheme, host, path and query). */
