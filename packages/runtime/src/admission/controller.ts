@@ -8,10 +8,22 @@
 // - normal: nothing waits; every arrival starts at once.
 // - queueing: renders wait. An arrival is let in while its predicted wait fits the `budget`:
 //   a burst that drains within the budget is queued, never shed.
-// - shedding: more work arrives than the thread can do: the renders that arrived over the
-//   last `budget` ms ask for more than 1.25 times that long, and the queue keeps overflowing
-//   the budget (not one clump, which overflows once and drains). Waiting would only grow, so the
-//   queue is held to `target` ms: what is served is served soon, the rest gets a fast 503.
+// - shedding: more work arrives than the thread can do. Seen in one of two ways:
+//   - a step: in each of three short spans in a row (each at least three renders long),
+//     renders arrived at 1.5 times the thread's pace or faster (2 times over the three), with
+//     a queue waiting. First requests on new connections count: they are how an open load
+//     grows. A clump (a rate-limited client's second of requests at once, clients
+//     reconnecting) fills one span, or two, not three: what follows it comes at the pace of
+//     the answers. A step to 3x is seen about nine renders' time after it begins (75 ms at
+//     least), and the renders queued until then are cut oldest first, so no 503 of the
+//     onset waits much longer than that.
+//   - a climb: the renders that arrived over the last `budget` ms ask for more than 1.25
+//     times that long, and the queue keeps overflowing the budget (not one clump, which
+//     overflows once and drains). This catches overloads too mild for the step rule.
+//   Waiting would only grow, so the queue is held to `target` ms: what is served is served
+//   soon, the rest gets a fast 503, and the renders that waited longest are cut first. The
+//   state holds while, over the last slot or two of the window, more arrives than the thread
+//   can do at its pace, or half of the arrivals or more are shed.
 // - recovering: arrivals fell back within capacity while a queue from the overload drains;
 //   the bound stays `target` until the queue is empty, then normal.
 // A retry storm (clients that ask again the moment a 503 arrives) is a special case of
@@ -24,7 +36,13 @@
 // storm, and the storm's wide bound then keeps a long queue.)
 //
 // The wait of an arrival is predicted from the drain rate: the time between two ends while
-// the thread works without a break (a moving average).
+// the thread works without a break (a moving average). The step rule and whether an
+// overload goes on are judged against the pace: the busy time of the thread per render
+// (over the last PACE_ENDS ends), which the host reads from its event loop. The gap between
+// ends says less: a lone render that waits for I/O takes longer than its share of a full
+// load, and renders that run side by side end in pairs. A host that cannot see its loop
+// (the render pool, whose renders run on other threads) gives no busy time; its pace is the
+// drain rate measured while its slots were all busy or renders waited.
 
 export const ADMISSION_STATES = ['normal', 'queueing', 'shedding', 'recovering'] as const
 export type AdmissionState = typeof ADMISSION_STATES[number]
@@ -77,6 +95,32 @@ const STORM_MIN = 50
  * this share of arrivals are retries (or nothing is rejected and the queue is empty).
  */
 const CALM_SHARE = 0.1
+/**
+ * The step rule's span, in ms: at least this long, and at least three renders at the pace
+ * (STEP_PACES), so that a span holds a few renders' worth of arrivals: a busy loop reads its
+ * sockets between renders, so arrivals come in batches. Short, because the renders served
+ * before a step is seen wait the longer; long enough that a clump, read in a poll or two,
+ * fills one span.
+ */
+const STEP_SPAN = 25
+const STEP_PACES = 3
+/** Spans in a row the step rule needs: a clump can straddle two. */
+const STEP_RUN = 3
+/**
+ * How much faster than the pace renders must arrive in each of those spans (STEP_EACH) and
+ * over all of them (STEP_ALL). Arrivals paced by answers (closed-loop clients) match the
+ * pace; a clump is one span; a sustained 2x or more passes both. A random (Poisson) load at
+ * 0.9x passes them about once a minute on a 13 ms render (the fake-clock scenarios).
+ */
+const STEP_EACH = 1.5
+const STEP_ALL = 2
+/** The step rule counts arrivals in buckets of this many ms, kept for STEP_BUCKETS of them. */
+const BUCKET_MS = 5
+const STEP_BUCKETS = 128
+/** Ends over which the pace is measured. */
+const PACE_ENDS = 8
+/** An overload goes on while at least this share of the arrivals over the last slots are shed. */
+const STAY_SHED = 0.5
 /** Renders that run this long (ms) are streams (SSE, slow downloads): their time says nothing of the drain rate. */
 export const LONG_LIVED = 10_000
 
@@ -90,14 +134,27 @@ export class AdmissionController {
   #running = 0
   /** Mean ms between completions at the concurrency seen; 0 until WARM_RENDERS have ended. */
   #drain = 0
+  /** Busy ms of the thread per render (see the file's head); 0 until measured. */
+  #pace = 0
+  /** The busy time (ms) at each of the last PACE_ENDS ends, oldest at #paceAt. */
+  readonly #busyAt = new Float64Array(PACE_ENDS)
+  #paceAt = 0
+  #paceEnds = 0
   #ended = 0
   /** When the last render ended, or the thread last started to work after an idle spell. */
   #lastEnd = 0
-  // Arrivals, rejections and immediate retries per slot of the window, each slot tagged with its number.
+  /** Whether renders were waiting or still running when the last one ended. */
+  #lastEndFull = false
+  // Per slot of the window, each slot tagged with its number: arrivals (first requests on a
+  // connection left out), all arrivals, rejections and immediate retries.
   readonly #arrivals = new Uint32Array(SLOTS)
+  readonly #all = new Uint32Array(SLOTS)
   readonly #rejects = new Uint32Array(SLOTS)
   readonly #retries = new Uint32Array(SLOTS)
   readonly #ids = new Float64Array(SLOTS).fill(-1)
+  // All arrivals per BUCKET_MS bucket, for the step rule, each bucket tagged with its number.
+  readonly #recent = new Uint32Array(STEP_BUCKETS)
+  readonly #recentIds = new Float64Array(STEP_BUCKETS).fill(-1)
 
   constructor (params: AdmissionParams, clock: () => number = () => performance.now()) {
     if (!(params.budget > 0)) throw new RangeError('budget must be above 0')
@@ -114,6 +171,8 @@ export class AdmissionController {
   get storm (): boolean { return this.#storm }
   /** Mean ms between completions (0 before the first). */
   get drain (): number { return this.#drain }
+  /** Busy ms of the thread per render (0 before it is measured). */
+  get pace (): number { return this.#pace }
   /** Renders started and not finished. */
   get running (): number { return this.#running }
 
@@ -124,13 +183,17 @@ export class AdmissionController {
    * worker drains, or hands connections off to even the load) brings first requests with
    * no render of its own ending here before them; they are left out of the flow, so a load
    * that moves is not taken for a load that grows. `retry`: it came on a connection right
-   * after that connection's 503 (an immediate retry; see the file's head).
+   * after that connection's 503 (an immediate retry; see the file's head). First requests
+   * count toward the step rule and whether an overload goes on: new connections are how an
+   * open load grows.
    */
   arrive (now: number, queued: number, busy: number, capacity: number, fresh = false, retry = false): AdmissionVerdict {
     const slot = this.#slot(now)
     if (!fresh) this.#arrivals[slot]!++
+    this.#all[slot]!++
+    this.#recent[this.#bucket(now)]!++
     if (retry) this.#retries[slot]!++
-    this.#judge(now, queued)
+    this.#judge(now, queued, queued > 0 && this.#state !== 'shedding' && this.#step(now))
     if (queued === 0 && busy < capacity) return 'admit'
     // One render may always wait: the thread never idles between two renders for want of one.
     if (queued === 0 || this.#drain === 0) return 'admit'
@@ -142,9 +205,10 @@ export class AdmissionController {
   }
 
   /**
-   * How many of `queued` waiting renders to cut, newest first: while shedding (not in a
+   * How many of `queued` waiting renders to cut, oldest first: while shedding (not in a
    * storm), those beyond `target`. They joined under the burst bound before the overload
-   * showed. Ask after every arrival, admitted or not.
+   * showed; the oldest have waited longest, and served now they would be the slowest pages
+   * (CoDel drops at the head for the same reason). Ask after every arrival, admitted or not.
    */
   excess (queued: number): number {
     if (this.#state !== 'shedding' || this.#storm || this.#drain === 0) return 0
@@ -158,6 +222,7 @@ export class AdmissionController {
   rejected (now: number, retry = false): void {
     const slot = this.#slot(now)
     this.#arrivals[slot]!++
+    this.#all[slot]!++
     this.#rejects[slot]!++
     if (retry) this.#retries[slot]!++
   }
@@ -168,15 +233,31 @@ export class AdmissionController {
     if (this.#running++ === 0) this.#lastEnd = now
   }
 
-  /** A render ended after `serviceMs` of running; Infinity for one that stops counting (a stream). */
-  finished (now: number, serviceMs: number): void {
+  /**
+   * A render ended after `serviceMs` of running (Infinity for one that stops counting: a
+   * stream), with `queued` renders waiting; `busyMs`: the thread's busy time so far (its
+   * event loop's active time), if the host can see it.
+   */
+  finished (now: number, serviceMs: number, queued = 0, busyMs = NaN): void {
     if (this.#running > 0) this.#running--
     // The drain rate is the time between ends while the thread works without a break: the
     // pace the CPU sets, not the time a response took to reach a slow client.
     const gap = now - this.#lastEnd
     this.#lastEnd = now
+    // Without a busy time: flat out when renders waited, or ran side by side, at this end and the one before.
+    const full = queued > 0 || this.#running >= 1
+    const flatOut = this.#lastEndFull && full
+    this.#lastEndFull = full
     if (serviceMs < LONG_LIVED && ++this.#ended > WARM_RENDERS) {
       this.#drain = this.#drain === 0 ? gap : this.#drain + NEW_WEIGHT * (gap - this.#drain)
+      if (!Number.isNaN(busyMs)) {
+        const oldest = this.#busyAt[this.#paceAt]!
+        this.#busyAt[this.#paceAt] = busyMs
+        this.#paceAt = (this.#paceAt + 1) % PACE_ENDS
+        if (++this.#paceEnds > PACE_ENDS) this.#pace = (busyMs - oldest) / PACE_ENDS
+      } else if (flatOut) {
+        this.#pace = this.#pace === 0 ? gap : this.#pace + NEW_WEIGHT * (gap - this.#pace)
+      }
     }
   }
 
@@ -186,20 +267,29 @@ export class AdmissionController {
     return this.#state
   }
 
-  #judge (now: number, queued: number): void {
+  /** `step`: the step rule holds (see the file's head). */
+  #judge (now: number, queued: number, step = false): void {
     const id = Math.floor(now / this.#slotMs)
     let arrivals = 0
     let rejects = 0
     let retries = 0
+    // All arrivals and rejections over this slot and the one before: whether an overload goes on.
+    let lately = 0
+    let latelyShed = 0
     for (let k = 0; k < SLOTS; k++) {
       const i = (id - k) % SLOTS
       if (this.#ids[i] !== id - k) continue
       arrivals += this.#arrivals[i]!
       rejects += this.#rejects[i]!
       retries += this.#retries[i]!
+      if (k < 2) { lately += this.#all[i]!; latelyShed += this.#rejects[i]! }
     }
-    const overloaded = this.#drain > 0 && arrivals >= MIN_ARRIVALS && arrivals * this.#drain > OVERLOAD * this.#budget &&
+    const climb = this.#drain > 0 && arrivals >= MIN_ARRIVALS && arrivals * this.#drain > OVERLOAD * this.#budget &&
       this.#steady(id)
+    const overloaded = climb || step
+    // It goes on: more arrives than the thread can do flat out over the span from the start
+    // of the slot before, or the tight bound still sheds a good share.
+    const goesOn = overloaded || lately * this.#pace > now - (id - 1) * this.#slotMs || (latelyShed > 0 && latelyShed >= STAY_SHED * lately)
     if (retries >= STORM_MIN && retries >= STORM_SHARE * arrivals) this.#storm = true
     else if ((rejects > 0 && retries < CALM_SHARE * arrivals) || (rejects === 0 && queued === 0)) this.#storm = false
     switch (this.#state) {
@@ -208,7 +298,7 @@ export class AdmissionController {
         this.#become(overloaded && queued > 0 ? 'shedding' : queued > 0 ? 'queueing' : 'normal')
         break
       case 'shedding':
-        if (!overloaded) this.#become(queued > 0 ? 'recovering' : 'normal')
+        if (!goesOn) this.#become(queued > 0 ? 'recovering' : 'normal')
         break
       case 'recovering':
         if (overloaded) this.#become('shedding')
@@ -232,6 +322,38 @@ export class AdmissionController {
     return full >= STEADY
   }
 
+  /**
+   * The step rule: in each of the last STEP_RUN spans (the newest ending now) renders arrived
+   * at STEP_EACH times the pace or faster, and at STEP_ALL times over all of them.
+   */
+  #step (now: number): boolean {
+    if (this.#pace === 0) return false
+    const perSpan = Math.ceil(Math.max(STEP_SPAN, STEP_PACES * this.#pace) / BUCKET_MS)
+    if (perSpan * STEP_RUN > STEP_BUCKETS) return false
+    const fits = perSpan * BUCKET_MS / this.#pace
+    const newest = Math.floor(now / BUCKET_MS)
+    let total = 0
+    for (let span = 0; span < STEP_RUN; span++) {
+      let count = 0
+      for (let b = 0; b < perSpan; b++) {
+        const bucket = newest - span * perSpan - b
+        const i = bucket % STEP_BUCKETS
+        if (this.#recentIds[i] === bucket) count += this.#recent[i]!
+      }
+      if (count < STEP_EACH * fits) return false
+      total += count
+    }
+    return total >= STEP_ALL * STEP_RUN * fits
+  }
+
+  /** The step rule's bucket for `now`, cleared when it starts a new span of time. */
+  #bucket (now: number): number {
+    const id = Math.floor(now / BUCKET_MS)
+    const i = id % STEP_BUCKETS
+    if (this.#recentIds[i] !== id) { this.#recentIds[i] = id; this.#recent[i] = 0 }
+    return i
+  }
+
   #become (state: AdmissionState): void {
     this.#state = state
   }
@@ -240,7 +362,7 @@ export class AdmissionController {
   #slot (now: number): number {
     const id = Math.floor(now / this.#slotMs)
     const i = id % SLOTS
-    if (this.#ids[i] !== id) { this.#ids[i] = id; this.#arrivals[i] = 0; this.#rejects[i] = 0; this.#retries[i] = 0 }
+    if (this.#ids[i] !== id) { this.#ids[i] = id; this.#arrivals[i] = 0; this.#all[i] = 0; this.#rejects[i] = 0; this.#retries[i] = 0 }
     return i
   }
 }

@@ -4,8 +4,12 @@
 // time; the decisions are the controller's.
 //
 // How many run at once: two (a render that yields between its stages, or waits for its
-// client to read a large response, leaves gaps the second one fills), and one more whenever
-// the event loop idled in the last poll (the running renders wait for I/O, not for the CPU).
+// client to read a large response, leaves gaps the second one fills), one while the
+// controller sheds (outside a retry storm: a page served then takes one render's time, not
+// two side by side, and one waits so the loop never idles between them), and one more
+// whenever the event loop idled in the last poll (the running renders wait for I/O, not for
+// the CPU). An overload's queue is cut oldest first; each end reports the loop's busy time,
+// from which the controller measures the thread's pace.
 import type { FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
@@ -56,7 +60,7 @@ export class RenderQueue {
       if (startedAt === undefined) return
       self.#running.delete(this)
       const now = performance.now()
-      self.#controller.finished(now, now - startedAt)
+      self.#controller.finished(now, now - startedAt, self.queued, performance.eventLoopUtilization().active)
       self.#next(now, false)
     }
   }
@@ -84,9 +88,10 @@ export class RenderQueue {
     if (fresh) socket[kSeen] = true
     const verdict = c.arrive(now, this.queued, this.#running.size, this.#capacity(), fresh, isRetry(socket, now))
     this.#noteState()
-    // Overloaded: the renders queued beyond the tight bound are answered now.
+    // Overloaded: the renders queued beyond the tight bound are answered now, oldest first.
     for (let cut = c.excess(this.queued); cut > 0; cut--) {
-      const w = this.#queue.pop()!
+      const w = this.#queue[this.#head]!
+      this.#queue[this.#head++] = undefined as unknown as Waiting
       if (!w.reply.raw.destroyed) { c.rejected(now); this.#shed(w.reply, 'overload') }
     }
     if (verdict !== 'admit') return verdict
@@ -100,7 +105,9 @@ export class RenderQueue {
   }
 
   #capacity (): number {
-    return MIN_RUNNING
+    // Shedding: one at a time (with one waiting), so a page served takes one render's time,
+    // not two side by side; the loop-idle rule still starts more for renders that wait on I/O.
+    return this.#controller.state === 'shedding' && !this.#controller.storm ? 1 : MIN_RUNNING
   }
 
   #noteState (): void {

@@ -36,7 +36,7 @@ export class AdmissionGate {
     return verdict
   }
 
-  /** How many of the newest queued renders to cut now (see AdmissionController.excess); each is refused with refuse(…, 'overload'). */
+  /** How many of the oldest queued renders to cut now (see AdmissionController.excess); each is refused with refuse(…, 'overload'). */
   excess (queued: number, now: number): number {
     const cut = this.#controller.excess(queued)
     for (let i = 0; i < cut; i++) this.#controller.rejected(now)
@@ -49,8 +49,9 @@ export class AdmissionGate {
     this.#controller.started(now, queueDelayMs)
   }
 
-  finished (now: number, serviceMs: number): void {
-    this.#controller.finished(now, serviceMs)
+  /** A render ended after `serviceMs`, with `queued` renders waiting. */
+  finished (now: number, serviceMs: number, queued: number): void {
+    this.#controller.finished(now, serviceMs, queued)
   }
 
   /** Judges the state from the clock and reports a change (the queue emptied, or a quiet spell). */

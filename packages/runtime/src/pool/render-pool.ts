@@ -90,9 +90,9 @@ export class RenderPool {
     const gate = this.#admission
     if (gate) {
       const verdict = gate.arrive(request, now, this.#queue.length, this.#busy, this.#capacity)
-      // Overloaded: the renders queued beyond the tight bound are answered now.
+      // Overloaded: the renders queued beyond the tight bound are answered now, oldest first.
       for (let cut = gate.excess(this.#queue.length, now); cut > 0; cut--) {
-        const waiting = this.#queue.pop()!
+        const waiting = this.#queue.shift()!
         waiting.cancelled = true
         if (!waiting.reply.raw.destroyed) gate.refuse(waiting.request, waiting.reply, 'overload')
         waiting.leave()
@@ -132,7 +132,7 @@ export class RenderPool {
     void settled.then(() => {
       this.#busy--
       const end = performance.now()
-      this.#admission?.finished(end, end - now)
+      this.#admission?.finished(end, end - now, this.#queue.length)
       this.#next()
       if (this.#queue.length === 0) this.#admission?.settle()
     })

@@ -32,7 +32,7 @@ export class SimWorker {
   }
 
   #capacity (): number {
-    return 2
+    return this.controller.state === 'shedding' && !this.controller.storm ? 1 : 2
   }
 
   /** `fresh`: the first request on its connection; `retry`: one right after its connection's 503 (see AdmissionController#arrive). */
@@ -42,7 +42,7 @@ export class SimWorker {
     const verdict = this.controller.arrive(this.now, this.queue.length, this.running.length, this.#capacity(), fresh, retry)
     this.#note()
     for (let cut = this.controller.excess(this.queue.length); cut > 0; cut--) {
-      const w = this.queue.pop()!
+      const w = this.queue.shift()!
       w.verdict = 'overload'
       w.decidedAt = this.now
       this.onAnswer(w)
@@ -76,7 +76,7 @@ export class SimWorker {
           this.running.splice(this.running.indexOf(r), 1)
           r.outcome.endedAt = this.now
           r.outcome.verdict = 'served'
-          this.controller.finished(this.now, this.now - r.startedAt)
+          this.controller.finished(this.now, this.now - r.startedAt, this.queue.length, this.busyMs)
           this.onAnswer(r.outcome)
         }
         if (done.length > 0) this.#startWhatFits()
@@ -123,6 +123,22 @@ export function steady (perSecond: number, step = 0.1): () => number {
     const n = Math.floor(owed)
     owed -= n
     return n
+  }
+}
+
+/**
+ * Random arrivals at `perSecond` on average (a Poisson process, as independent users make),
+ * from a seeded generator so that a scenario plays the same every time.
+ */
+export function poisson (perSecond: number, seed: number, step = 0.1): () => number {
+  let state = seed >>> 0
+  const p = perSecond * step / 1000
+  return () => {
+    // xorshift32
+    state ^= state << 13; state >>>= 0
+    state ^= state >>> 17
+    state ^= state << 5; state >>>= 0
+    return state / 4294967296 < p ? 1 : 0
   }
 }
 
