@@ -9,21 +9,23 @@
 // - queueing: renders wait. An arrival is let in while its predicted wait fits the `budget`:
 //   a burst that drains within the budget is queued, never shed.
 // - shedding: more work arrives than the thread can do. Seen in one of two ways:
-//   - a step: in each of three short spans in a row (each at least three renders long),
-//     renders arrived at 1.5 times the thread's pace or faster (2 times over the three), with
-//     a queue waiting. First requests on new connections count: they are how an open load
-//     grows. A clump (a rate-limited client's second of requests at once, clients
-//     reconnecting) fills one span, or two, not three: what follows it comes at the pace of
-//     the answers. A step to 3x is seen about nine renders' time after it begins (75 ms at
-//     least), and the renders queued until then are cut oldest first, so no 503 of the
-//     onset waits much longer than that.
+//   - a step: in each of four short spans in a row (each at least three renders long),
+//     renders arrived at 1.5 times the thread's pace or faster (2 times over the four), with
+//     a queue waiting. Arrivals paced by the answers (a request on a connection right after
+//     its last answer) are left out: they cannot outrun the thread, however the loop batches
+//     them. First requests on new connections count: they are how an open load grows. A
+//     clump (a rate-limited client's second of requests at once, clients reconnecting) is
+//     over within a span or two, three when a starved client sends it over 120 ms: what
+//     follows comes at the pace of the answers. A step to 3x is seen about twelve renders'
+//     time after it begins (100 ms at least), and the renders queued until then are cut
+//     oldest first, so no 503 of the onset waits much longer than that.
 //   - a climb: the renders that arrived over the last `budget` ms ask for more than 1.25
 //     times that long, and the queue keeps overflowing the budget (not one clump, which
 //     overflows once and drains). This catches overloads too mild for the step rule.
 //   Waiting would only grow, so the queue is held to `target` ms: what is served is served
 //   soon, the rest gets a fast 503, and the renders that waited longest are cut first. The
 //   state holds while, over the last slot or two of the window, more arrives than the thread
-//   can do at its pace, or half of the arrivals or more are shed.
+//   can do at its pace.
 // - recovering: arrivals fell back within capacity while a queue from the overload drains;
 //   the bound stays `target` until the queue is empty, then normal.
 // A retry storm (clients that ask again the moment a 503 arrives) is a special case of
@@ -38,8 +40,8 @@
 // The wait of an arrival is predicted from the drain rate: the time between two ends while
 // the thread works without a break (a moving average). The step rule and whether an
 // overload goes on are judged against the pace: the busy time of the thread per render
-// (over the last PACE_ENDS ends), which the host reads from its event loop. The gap between
-// ends says less: a lone render that waits for I/O takes longer than its share of a full
+// (over the last PACE_ENDS ends), which the host reads (the thread's CPU time, or its event
+// loop's active time). The gap between ends says less: a lone render that waits for I/O takes longer than its share of a full
 // load, and renders that run side by side end in pairs. A host that cannot see its loop
 // (the render pool, whose renders run on other threads) gives no busy time; its pace is the
 // drain rate measured while its slots were all busy or renders waited.
@@ -99,18 +101,21 @@ const CALM_SHARE = 0.1
  * The step rule's span, in ms: at least this long, and at least three renders at the pace
  * (STEP_PACES), so that a span holds a few renders' worth of arrivals: a busy loop reads its
  * sockets between renders, so arrivals come in batches. Short, because the renders served
- * before a step is seen wait the longer; long enough that a clump, read in a poll or two,
- * fills one span.
+ * before a step is seen wait the longer.
  */
 const STEP_SPAN = 25
 const STEP_PACES = 3
-/** Spans in a row the step rule needs: a clump can straddle two. */
-const STEP_RUN = 3
+/**
+ * Spans in a row the step rule needs. A clump can straddle two; on a 2-core machine whose
+ * load generator shares the cores, autocannon's 50 connections at half the Next.js example's
+ * capacity send each second's clump over about 120 ms, three spans of 13 ms renders.
+ */
+const STEP_RUN = 4
 /**
  * How much faster than the pace renders must arrive in each of those spans (STEP_EACH) and
- * over all of them (STEP_ALL). Arrivals paced by answers (closed-loop clients) match the
- * pace; a clump is one span; a sustained 2x or more passes both. A random (Poisson) load at
- * 0.9x passes them about once a minute on a 13 ms render (the fake-clock scenarios).
+ * over all of them (STEP_ALL). A sustained 2x or more passes both; a random (Poisson) load
+ * at 0.8x now and then passes them on slow renders, whose spans hold few arrivals (the
+ * fake-clock scenarios).
  */
 const STEP_EACH = 1.5
 const STEP_ALL = 2
@@ -119,8 +124,6 @@ const BUCKET_MS = 5
 const STEP_BUCKETS = 128
 /** Ends over which the pace is measured. */
 const PACE_ENDS = 8
-/** An overload goes on while at least this share of the arrivals over the last slots are shed. */
-const STAY_SHED = 0.5
 /** Renders that run this long (ms) are streams (SSE, slow downloads): their time says nothing of the drain rate. */
 export const LONG_LIVED = 10_000
 
@@ -183,15 +186,17 @@ export class AdmissionController {
    * worker drains, or hands connections off to even the load) brings first requests with
    * no render of its own ending here before them; they are left out of the flow, so a load
    * that moves is not taken for a load that grows. `retry`: it came on a connection right
-   * after that connection's 503 (an immediate retry; see the file's head). First requests
-   * count toward the step rule and whether an overload goes on: new connections are how an
-   * open load grows.
+   * after that connection's 503 (an immediate retry; see the file's head). `paced`: it came
+   * on a connection right after that connection's last answer; the step rule leaves such
+   * arrivals out, since they cannot outrun the thread. First requests count toward the step
+   * rule and whether an overload goes on: new connections are how an open load grows.
    */
-  arrive (now: number, queued: number, busy: number, capacity: number, fresh = false, retry = false): AdmissionVerdict {
+  arrive (now: number, queued: number, busy: number, capacity: number, fresh = false, retry = false, paced = false): AdmissionVerdict {
     const slot = this.#slot(now)
     if (!fresh) this.#arrivals[slot]!++
     this.#all[slot]!++
-    this.#recent[this.#bucket(now)]!++
+    const bucket = this.#bucket(now)
+    if (!paced) this.#recent[bucket]!++
     if (retry) this.#retries[slot]!++
     this.#judge(now, queued, queued > 0 && this.#state !== 'shedding' && this.#step(now))
     if (queued === 0 && busy < capacity) return 'admit'
@@ -236,7 +241,7 @@ export class AdmissionController {
   /**
    * A render ended after `serviceMs` of running (Infinity for one that stops counting: a
    * stream), with `queued` renders waiting; `busyMs`: the thread's busy time so far (its
-   * event loop's active time), if the host can see it.
+   * CPU time, or its event loop's active time), if the host can see it.
    */
   finished (now: number, serviceMs: number, queued = 0, busyMs = NaN): void {
     if (this.#running > 0) this.#running--
@@ -273,23 +278,23 @@ export class AdmissionController {
     let arrivals = 0
     let rejects = 0
     let retries = 0
-    // All arrivals and rejections over this slot and the one before: whether an overload goes on.
+    // All arrivals over this slot and the one before: whether an overload goes on.
     let lately = 0
-    let latelyShed = 0
     for (let k = 0; k < SLOTS; k++) {
       const i = (id - k) % SLOTS
       if (this.#ids[i] !== id - k) continue
       arrivals += this.#arrivals[i]!
       rejects += this.#rejects[i]!
       retries += this.#retries[i]!
-      if (k < 2) { lately += this.#all[i]!; latelyShed += this.#rejects[i]! }
+      if (k < 2) lately += this.#all[i]!
     }
     const climb = this.#drain > 0 && arrivals >= MIN_ARRIVALS && arrivals * this.#drain > OVERLOAD * this.#budget &&
       this.#steady(id)
     const overloaded = climb || step
-    // It goes on: more arrives than the thread can do flat out over the span from the start
-    // of the slot before, or the tight bound still sheds a good share.
-    const goesOn = overloaded || lately * this.#pace > now - (id - 1) * this.#slotMs || (latelyShed > 0 && latelyShed >= STAY_SHED * lately)
+    // It goes on while more arrives than the thread can do at its pace, over the span from
+    // the start of the slot before. (Not while a share of the arrivals is shed: arrivals read
+    // in batches overflow the tight bound at loads well below capacity.)
+    const goesOn = overloaded || lately * this.#pace > now - (id - 1) * this.#slotMs
     if (retries >= STORM_MIN && retries >= STORM_SHARE * arrivals) this.#storm = true
     else if ((rejects > 0 && retries < CALM_SHARE * arrivals) || (rejects === 0 && queued === 0)) this.#storm = false
     switch (this.#state) {

@@ -1,7 +1,10 @@
-// Immediate retries: a request that arrives on a connection right after that connection's
-// 503. Clients that do this (retrying proxies, closed-loop load testers) make a retry storm
-// (controller.ts); the load-shedding plugin marks each connection when its 503 goes out, and
-// every host of the controller (the worker's render queue, the render pool) asks here.
+// How a connection's requests follow its answers. An immediate retry is a request that
+// arrives on a connection right after that connection's 503: clients that do this (retrying
+// proxies, closed-loop load testers) make a retry storm (controller.ts). A paced request
+// arrives right after the connection's last answer of any kind: its client waited for it.
+// The load-shedding plugin marks each connection when its 503 goes out, the hosts of the
+// controller (the worker's render queue, the render pool) when a render's answer ends, and
+// every host asks here.
 import type { Socket } from 'node:net'
 
 /** When the connection's last 503 went out (performance.now()). */
@@ -9,11 +12,34 @@ export const kShedAt = Symbol('spindle.shedAt')
 /** A request that arrives on a connection this soon (ms) after its 503 is an immediate retry. */
 export const RETRY_WINDOW_MS = 100
 
-export type ShedSocket = Socket & { [kShedAt]?: number }
+/** When the connection's last render was answered (performance.now()). */
+export const kAnsweredAt = Symbol('spindle.answeredAt')
+/**
+ * A request that arrives on a connection this soon (ms) after its last answer (a render or
+ * a 503) is paced by the answers: its client asked again when the answer came, as closed-loop
+ * clients and rate-limited ones (after their burst) do. Such arrivals cannot outrun the
+ * thread, so the admission controller's step rule leaves them out. Wide enough for a busy
+ * loop that reads the next request a render or two after the answer went out.
+ */
+export const PACED_WINDOW_MS = 50
+
+export type ShedSocket = Socket & { [kShedAt]?: number, [kAnsweredAt]?: number }
 
 /** Marks the connection's 503 as sent at `now`. */
 export function markShed (socket: ShedSocket | null, now: number): void {
   if (socket) socket[kShedAt] = now
+}
+
+/** Marks the connection's render as answered at `now`. */
+export function markAnswered (socket: ShedSocket | null, now: number): void {
+  if (socket) socket[kAnsweredAt] = now
+}
+
+/** Whether a request on `socket` at `now` came right after the connection's last answer (see PACED_WINDOW_MS). */
+export function isPaced (socket: ShedSocket | null, now: number): boolean {
+  if (!socket) return false
+  const at = Math.max(socket[kAnsweredAt] ?? -Infinity, socket[kShedAt] ?? -Infinity)
+  return now - at < PACED_WINDOW_MS
 }
 
 /** Whether a request on `socket` at `now` is an immediate retry. */

@@ -7,7 +7,7 @@
 // SPINDLE_RUNTIME_POOL_OVERLOADED with the same headers.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AdmissionController, type AdmissionState, type AdmissionVerdict } from '../admission/controller.ts'
-import { isRetry, type ShedSocket } from '../admission/retry.ts'
+import { isPaced, isRetry, type ShedSocket } from '../admission/retry.ts'
 import { kStartedAt, type Stamped } from '../admission/stamps.ts'
 import { SPINDLE_RUNTIME_POOL_OVERLOADED } from '../errors.ts'
 import { poolShedReporter, type PoolShedReason, type PoolShedReporter } from './presence.ts'
@@ -31,7 +31,8 @@ export class AdmissionGate {
   /** A render arrives at the pool; see AdmissionController.arrive. */
   arrive (request: FastifyRequest, now: number, queued: number, busy: number, capacity: number): AdmissionVerdict {
     this.#reporter = poolShedReporter(request.server) ?? this.#reporter
-    const verdict = this.#controller.arrive(now, queued, busy, capacity, false, isRetry(request.raw.socket as ShedSocket | null, now))
+    const socket = request.raw.socket as ShedSocket | null
+    const verdict = this.#controller.arrive(now, queued, busy, capacity, false, isRetry(socket, now), isPaced(socket, now))
     this.#note()
     return verdict
   }

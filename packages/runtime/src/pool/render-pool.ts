@@ -10,6 +10,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import { Piscina } from 'piscina'
 import { SPINDLE_RUNTIME_POOL_START_FAILED } from '../errors.ts'
 import { AdmissionGate } from './admission-gate.ts'
+import { markAnswered, type ShedSocket } from '../admission/retry.ts'
 import { forward } from './forward.ts'
 import { HangWatch } from './hang-watch.ts'
 import { countRenderPool } from './presence.ts'
@@ -132,6 +133,7 @@ export class RenderPool {
     void settled.then(() => {
       this.#busy--
       const end = performance.now()
+      markAnswered(request.raw.socket as ShedSocket | null, end)
       this.#admission?.finished(end, end - now, this.#queue.length)
       this.#next()
       if (this.#queue.length === 0) this.#admission?.settle()

@@ -115,7 +115,7 @@ describe('admission controller (fake clock)', () => {
     expect(w.served().length).toBeGreaterThan(5)
   })
 
-  it('a step from half of capacity to 3x is seen within 100 ms, or ten renders\' time if longer: every 503 leaves within 100 ms of its arrival, and the pages served through the onset wait little', () => {
+  it('a step from half of capacity to 3x is seen within 120 ms, or twelve renders\' time if longer: every 503 leaves within 100 ms of its arrival, and the pages served through the onset wait little', () => {
     for (const service of [S, 13]) {
       const capacity = 1000 / service
       const w = new SimWorker(service)
@@ -124,29 +124,25 @@ describe('admission controller (fake clock)', () => {
       w.run(5000, steady(3 * capacity))
       const entered = w.states.find((s) => s.state === 'shedding' && s.at >= onset)
       expect(entered).toBeDefined()
-      expect(entered!.at - onset).toBeLessThan(Math.max(100, 10 * service))
+      expect(entered!.at - onset).toBeLessThan(Math.max(120, 12 * service))
       // The renders queued before the step was seen are cut oldest first, so the slowest 503 is
       // one that waited until then.
       const shed = w.shed(onset)
       expect(Math.max(...shed.map((o) => o.decidedAt! - o.arrived))).toBeLessThan(100)
       const served = w.served(onset)
-      expect(percentile(served.map((o) => o.endedAt! - o.arrived), 0.99)).toBeLessThan(5 * service)
+      expect(percentile(served.map((o) => o.endedAt! - o.arrived), 0.99)).toBeLessThan(8 * service)
       expect(w.states.filter((s) => s.state === 'shedding')).toHaveLength(1)
     }
   })
 
-  it('random (Poisson) arrivals at 0.8x of capacity for two minutes: nothing shed on 5 ms renders; on 13 ms renders, a rare false step costs under 0.5 %', () => {
-    const fast = new SimWorker(S)
-    fast.run(1000, steady(0.5 * CAPACITY))
-    fast.run(120_000, poisson(0.8 * CAPACITY, 42))
-    expect(fast.shed()).toHaveLength(0)
-    expect(fast.visited()).not.toContain('shedding')
-    // Three spans of three renders each hold few arrivals: now and then chance fills them.
-    const slow = new SimWorker(13)
-    slow.run(1000, steady(0.5 * 1000 / 13))
-    slow.run(120_000, poisson(0.8 * 1000 / 13, 42))
-    expect(slow.shed().length).toBeLessThan(0.005 * slow.outcomes.length)
-    expect(slow.states.filter((s) => s.state === 'shedding').length).toBeLessThanOrEqual(3)
+  it('random (Poisson) arrivals at 0.8x of capacity for two minutes: nothing is shed, on fast or slow renders', () => {
+    for (const service of [S, 13]) {
+      const w = new SimWorker(service)
+      w.run(1000, steady(0.5 * 1000 / service))
+      w.run(120_000, poisson(0.8 * 1000 / service, 42))
+      expect(w.shed()).toHaveLength(0)
+      expect(w.visited()).not.toContain('shedding')
+    }
   })
 
   it('sustained 3x overload: shedding within a second, goodput near capacity, served renders fast, 503s at once', () => {
