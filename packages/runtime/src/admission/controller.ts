@@ -41,8 +41,9 @@
 // the thread works without a break (a moving average). The step rule and whether an
 // overload goes on are judged against the pace: the busy time of the thread per render
 // (over the last PACE_ENDS ends), which the host reads (the thread's CPU time, or its event
-// loop's active time). The gap between ends says less: a lone render that waits for I/O takes longer than its share of a full
-// load, and renders that run side by side end in pairs. A host that cannot see its loop
+// loop's active time). The gap between ends says less: a lone render that waits for I/O
+// takes longer than its share of a full load, and renders that run side by side end in
+// pairs. A host that cannot see its loop
 // (the render pool, whose renders run on other threads) gives no busy time; its pace is the
 // drain rate measured while its slots were all busy or renders waited.
 
@@ -119,7 +120,11 @@ const STEP_RUN = 4
  */
 const STEP_EACH = 1.5
 const STEP_ALL = 2
-/** The step rule counts arrivals in buckets of this many ms, kept for STEP_BUCKETS of them. */
+/**
+ * The step rule counts arrivals in buckets of this many ms, kept for STEP_BUCKETS of them:
+ * 640 ms, so renders slower than about 50 ms (whose four spans would not fit) are left to
+ * the climb rule.
+ */
 const BUCKET_MS = 5
 const STEP_BUCKETS = 128
 /** Ends over which the pace is measured. */
