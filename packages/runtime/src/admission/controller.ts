@@ -9,16 +9,16 @@
 // - queueing: renders wait. An arrival is let in while its predicted wait fits the `budget`:
 //   a burst that drains within the budget is queued, never shed.
 // - shedding: more work arrives than the thread can do. Seen in one of two ways:
-//   - a step: in each of four short spans in a row (each at least three renders long),
+//   - a step: in each of four short spans in a row (50 ms, or three renders if longer),
 //     renders arrived at 1.5 times the thread's pace or faster (2 times over the four), with
 //     a queue waiting. Arrivals paced by the answers (a request on a connection right after
 //     its last answer) are left out: they cannot outrun the thread, however the loop batches
 //     them. First requests on new connections count: they are how an open load grows. A
-//     clump (a rate-limited client's second of requests at once, clients reconnecting) is
-//     over within a span or two, three when a starved client sends it over 120 ms: what
-//     follows comes at the pace of the answers. A step to 3x is seen about twelve renders'
-//     time after it begins (100 ms at least), and the renders queued until then are cut
-//     oldest first, so no 503 of the onset waits much longer than that.
+//     clump (a rate-limited client's second of requests at once, clients connecting or
+//     reconnecting) is over within a span or two, three when a starved client spreads it:
+//     what follows comes at the pace of the answers. A step to 3x is seen about 200 ms after
+//     it begins (four spans of 50 ms), and the renders queued until then are cut oldest
+//     first, so no 503 of the onset waits much longer than that.
 //   - a climb: the renders that arrived over the last `budget` ms ask for more than 1.25
 //     times that long, and the queue keeps overflowing the budget (not one clump, which
 //     overflows once and drains). This catches overloads too mild for the step rule.
@@ -33,15 +33,17 @@
 // more 503s. The bound goes back to `budget`, and the host holds the 503s of immediate
 // retries (retryHold) so they cannot spin the thread. It is told by what the clients do, not
 // by how many 503s there are: the host marks an arrival that comes on a connection right
-// after that connection's 503, and a storm is when most arrivals are such retries. (A count
+// after that connection's 503, and a storm is when most arrivals are such retries, unless
+// the overload under way was seen as a step (an open load, whose clients' queues, once full,
+// send the next request right after each 503 too). (A count
 // of 503s per render ended mistakes an open-loop overload whose renders slowed down for a
 // storm, and the storm's wide bound then keeps a long queue.)
 //
 // The wait of an arrival is predicted from the drain rate: the time between two ends while
 // the thread works without a break (a moving average). The step rule and whether an
 // overload goes on are judged against the pace: the busy time of the thread per render
-// (over the last PACE_ENDS ends), which the host reads (the thread's CPU time, or its event
-// loop's active time). The gap between ends says less: a lone render that waits for I/O
+// (over the last PACE_ENDS samples, one per end or, for fast renders, one every few ms),
+// which the host reads (the thread's CPU time, or its event loop's active time). The gap between ends says less: a lone render that waits for I/O
 // takes longer than its share of a full load, and renders that run side by side end in
 // pairs. A host that cannot see its loop
 // (the render pool, whose renders run on other threads) gives no busy time; its pace is the
@@ -101,16 +103,15 @@ const CALM_SHARE = 0.1
 /**
  * The step rule's span, in ms: at least this long, and at least three renders at the pace
  * (STEP_PACES), so that a span holds a few renders' worth of arrivals: a busy loop reads its
- * sockets between renders, so arrivals come in batches. Short, because the renders served
- * before a step is seen wait the longer.
+ * sockets between renders, so arrivals come in batches. Four spans of 50 ms outlast the
+ * ramp of a client opening its connections: autocannon's 50 connections on a 2-core
+ * machine it shares send their first requests over about 150 ms, which four spans of 25 ms
+ * took for a step (23-32 of 1,610 pages shed in the rolling-restart benchmark). Not longer,
+ * because the renders served before a step is seen wait the longer.
  */
-const STEP_SPAN = 25
+const STEP_SPAN = 50
 const STEP_PACES = 3
-/**
- * Spans in a row the step rule needs. A clump can straddle two; on a 2-core machine whose
- * load generator shares the cores, autocannon's 50 connections at half the Next.js example's
- * capacity send each second's clump over about 120 ms, three spans of 13 ms renders.
- */
+/** Spans in a row the step rule needs: a clump can straddle two, a starved client's three. */
 const STEP_RUN = 4
 /**
  * How much faster than the pace renders must arrive in each of those spans (STEP_EACH) and
@@ -139,15 +140,18 @@ export class AdmissionController {
   readonly #slotMs: number
   #state: AdmissionState = 'normal'
   #storm = false
+  /** The overload under way was seen as a step (an open load): no retry storm is seen in it. */
+  #stepped = false
   #running = 0
   /** Mean ms between completions at the concurrency seen; 0 until WARM_RENDERS have ended. */
   #drain = 0
   /** Busy ms of the thread per render (see the file's head); 0 until measured. */
   #pace = 0
-  /** The busy time (ms) at each of the last PACE_ENDS ends, oldest at #paceAt. */
+  // The last PACE_ENDS busy-time samples (ms) and the count of ends at each, oldest at #paceAt.
   readonly #busyAt = new Float64Array(PACE_ENDS)
+  readonly #endsAt = new Float64Array(PACE_ENDS)
   #paceAt = 0
-  #paceEnds = 0
+  #samples = 0
   #ended = 0
   /** When the last render ended, or the thread last started to work after an idle spell. */
   #lastEnd = 0
@@ -246,7 +250,9 @@ export class AdmissionController {
   /**
    * A render ended after `serviceMs` of running (Infinity for one that stops counting: a
    * stream), with `queued` renders waiting; `busyMs`: the thread's busy time so far (its
-   * CPU time, or its event loop's active time), if the host can see it.
+   * CPU time, or its event loop's active time), if the host can see it. A host may sample it
+   * at some ends only (NaN at the others): the pace spans the last PACE_ENDS samples and
+   * the ends between them.
    */
   finished (now: number, serviceMs: number, queued = 0, busyMs = NaN): void {
     if (this.#running > 0) this.#running--
@@ -261,11 +267,14 @@ export class AdmissionController {
     if (serviceMs < LONG_LIVED && ++this.#ended > WARM_RENDERS) {
       this.#drain = this.#drain === 0 ? gap : this.#drain + NEW_WEIGHT * (gap - this.#drain)
       if (!Number.isNaN(busyMs)) {
-        const oldest = this.#busyAt[this.#paceAt]!
-        this.#busyAt[this.#paceAt] = busyMs
-        this.#paceAt = (this.#paceAt + 1) % PACE_ENDS
-        if (++this.#paceEnds > PACE_ENDS) this.#pace = (busyMs - oldest) / PACE_ENDS
-      } else if (flatOut) {
+        const i = this.#paceAt
+        const busyBefore = this.#busyAt[i]!
+        const endsBefore = this.#endsAt[i]!
+        this.#busyAt[i] = busyMs
+        this.#endsAt[i] = this.#ended
+        this.#paceAt = (i + 1) % PACE_ENDS
+        if (++this.#samples > PACE_ENDS) this.#pace = (busyMs - busyBefore) / (this.#ended - endsBefore)
+      } else if (flatOut && this.#samples === 0) {
         this.#pace = this.#pace === 0 ? gap : this.#pace + NEW_WEIGHT * (gap - this.#pace)
       }
     }
@@ -300,18 +309,26 @@ export class AdmissionController {
     // the start of the slot before. (Not while a share of the arrivals is shed: arrivals read
     // in batches overflow the tight bound at loads well below capacity.)
     const goesOn = overloaded || lately * this.#pace > now - (id - 1) * this.#slotMs
-    if (retries >= STORM_MIN && retries >= STORM_SHARE * arrivals) this.#storm = true
+    // An overload seen as a step came from arrivals that did not wait for answers: an open
+    // load. Once its clients' own queues fill, each sends its next request the moment a 503
+    // arrives, which looks like a retry, but widening the bound for it would only keep a
+    // long queue (every request then timed out in one benchmark run in three).
+    if (retries >= STORM_MIN && retries >= STORM_SHARE * arrivals && !this.#stepped) this.#storm = true
     else if ((rejects > 0 && retries < CALM_SHARE * arrivals) || (rejects === 0 && queued === 0)) this.#storm = false
     switch (this.#state) {
       case 'normal':
       case 'queueing':
+        if (step && queued > 0) this.#stepped = true
         this.#become(overloaded && queued > 0 ? 'shedding' : queued > 0 ? 'queueing' : 'normal')
         break
       case 'shedding':
         if (!goesOn) this.#become(queued > 0 ? 'recovering' : 'normal')
         break
       case 'recovering':
-        if (overloaded) this.#become('shedding')
+        if (overloaded) {
+          if (step) this.#stepped = true
+          this.#become('shedding')
+        }
         else if (queued === 0) this.#become('normal')
         break
     }
@@ -365,6 +382,7 @@ export class AdmissionController {
   }
 
   #become (state: AdmissionState): void {
+    if (state !== 'shedding' && state !== 'recovering') this.#stepped = false
     this.#state = state
   }
 

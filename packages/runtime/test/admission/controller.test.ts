@@ -115,7 +115,7 @@ describe('admission controller (fake clock)', () => {
     expect(w.served().length).toBeGreaterThan(5)
   })
 
-  it('a step from half of capacity to 3x is seen within 120 ms, or twelve renders\' time if longer: every 503 leaves within 100 ms of its arrival, and the pages served through the onset wait little', () => {
+  it('a step from half of capacity to 3x is seen within 200 ms: every 503 of the onset leaves within 150 ms of its arrival, and the pages served through it within 150 ms', () => {
     for (const service of [S, 13]) {
       const capacity = 1000 / service
       const w = new SimWorker(service)
@@ -124,13 +124,13 @@ describe('admission controller (fake clock)', () => {
       w.run(5000, steady(3 * capacity))
       const entered = w.states.find((s) => s.state === 'shedding' && s.at >= onset)
       expect(entered).toBeDefined()
-      expect(entered!.at - onset).toBeLessThan(Math.max(120, 12 * service))
+      expect(entered!.at - onset).toBeLessThan(200)
       // The renders queued before the step was seen are cut oldest first, so the slowest 503 is
       // one that waited until then.
       const shed = w.shed(onset)
-      expect(Math.max(...shed.map((o) => o.decidedAt! - o.arrived))).toBeLessThan(100)
+      expect(Math.max(...shed.map((o) => o.decidedAt! - o.arrived))).toBeLessThan(150)
       const served = w.served(onset)
-      expect(percentile(served.map((o) => o.endedAt! - o.arrived), 0.99)).toBeLessThan(8 * service)
+      expect(percentile(served.map((o) => o.endedAt! - o.arrived), 0.99)).toBeLessThan(150)
       expect(w.states.filter((s) => s.state === 'shedding')).toHaveLength(1)
     }
   })
@@ -209,6 +209,24 @@ describe('admission controller (fake clock)', () => {
     expect(percentile(served.map((o) => o.decidedAt! - o.arrived), 0.99)).toBeLessThan(2 * 4 * S)
   })
 
+  it('an open load seen as a step is not taken for a retry storm when its clients queue their requests behind each 503', () => {
+    const w = new SimWorker(S)
+    w.run(2000, steady(0.5 * CAPACITY))
+    let seen = false
+    // 3x; once shedding, every arrival follows a 503 on its connection (the clients' queues are full).
+    const open = steady(3 * CAPACITY)
+    w.run(4000, () => {
+      for (let n = open(); n > 0; n--) w.arrive(false, seen)
+      seen ||= w.controller.state === 'shedding'
+      return 0
+    })
+    expect(seen).toBe(true)
+    expect(w.controller.storm).toBe(false)
+    expect(w.controller.state).toBe('shedding')
+    const served = w.served(w.now - 1500, w.now - 100)
+    expect(percentile(served.map((o) => o.decidedAt! - o.arrived), 0.99)).toBeLessThan(4 * S)
+  })
+
   it('a storm ends when the clients stop retrying at once: then the bound is tight again', () => {
     const w = new SimWorker(S)
     w.run(1000, steady(0.3 * CAPACITY))
@@ -266,6 +284,25 @@ describe('admission controller (fake clock)', () => {
     expect(hot.visited()).toContain('shedding')
     expect(cool.shed()).toHaveLength(0)
     expect(cool.visited()).not.toContain('shedding')
+  })
+
+  it('measures the pace from the busy time a host reads at some ends only', () => {
+    // Renders of 0.5 ms of busy time ending every 0.6 ms; the host reads the busy time at
+    // every tenth end (as the render queue reads it at most every few ms).
+    const c = new AdmissionController({ budget: 1000, target: 10 })
+    let busy = 0
+    for (let i = 0; i < 400; i++) {
+      const now = i * 0.6
+      c.started(now, 0)
+      busy += 0.5
+      c.finished(now + 0.5, 0.5, 0, i % 10 === 0 ? busy : NaN)
+    }
+    expect(c.pace).toBeCloseTo(0.5, 5)
+    // A host that reads no busy time (the render pool): the pace is the time between ends
+    // while renders waited.
+    const pool = new AdmissionController({ budget: 1000, target: 10 })
+    for (let i = 0; i < 40; i++) { pool.started(i * 2, 0); pool.finished(i * 2 + 2, 2, 3) }
+    expect(pool.pace).toBeCloseTo(2, 5)
   })
 
   it('has its parameters checked', () => {
