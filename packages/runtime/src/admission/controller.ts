@@ -33,9 +33,11 @@
 // more 503s. The bound goes back to `budget`, and the host holds the 503s of immediate
 // retries (retryHold) so they cannot spin the thread. It is told by what the clients do, not
 // by how many 503s there are: the host marks an arrival that comes on a connection right
-// after that connection's 503, and a storm is when most arrivals are such retries, unless
-// the overload under way was seen as a step (an open load, whose clients' queues, once full,
-// send the next request right after each 503 too). (A count
+// after that connection's 503, and a storm is when most arrivals are such retries. (An open
+// load whose clients queue requests on a fixed set of connections looks the same once those
+// queues fill: its next request follows each 503 at once. Not telling them apart, as an
+// overload that began as a step, kept 100 closed-loop clients that retry at once from being
+// seen as a storm when they opened their connections over 200 ms: 0.56x of the throughput.) (A count
 // of 503s per render ended mistakes an open-loop overload whose renders slowed down for a
 // storm, and the storm's wide bound then keeps a long queue.)
 //
@@ -140,8 +142,6 @@ export class AdmissionController {
   readonly #slotMs: number
   #state: AdmissionState = 'normal'
   #storm = false
-  /** The overload under way was seen as a step (an open load): no retry storm is seen in it. */
-  #stepped = false
   #running = 0
   /** Mean ms between completions at the concurrency seen; 0 until WARM_RENDERS have ended. */
   #drain = 0
@@ -309,26 +309,18 @@ export class AdmissionController {
     // the start of the slot before. (Not while a share of the arrivals is shed: arrivals read
     // in batches overflow the tight bound at loads well below capacity.)
     const goesOn = overloaded || lately * this.#pace > now - (id - 1) * this.#slotMs
-    // An overload seen as a step came from arrivals that did not wait for answers: an open
-    // load. Once its clients' own queues fill, each sends its next request the moment a 503
-    // arrives, which looks like a retry, but widening the bound for it would only keep a
-    // long queue (every request then timed out in one benchmark run in three).
-    if (retries >= STORM_MIN && retries >= STORM_SHARE * arrivals && !this.#stepped) this.#storm = true
+    if (retries >= STORM_MIN && retries >= STORM_SHARE * arrivals) this.#storm = true
     else if ((rejects > 0 && retries < CALM_SHARE * arrivals) || (rejects === 0 && queued === 0)) this.#storm = false
     switch (this.#state) {
       case 'normal':
       case 'queueing':
-        if (step && queued > 0) this.#stepped = true
         this.#become(overloaded && queued > 0 ? 'shedding' : queued > 0 ? 'queueing' : 'normal')
         break
       case 'shedding':
         if (!goesOn) this.#become(queued > 0 ? 'recovering' : 'normal')
         break
       case 'recovering':
-        if (overloaded) {
-          if (step) this.#stepped = true
-          this.#become('shedding')
-        }
+        if (overloaded) this.#become('shedding')
         else if (queued === 0) this.#become('normal')
         break
     }
@@ -382,7 +374,6 @@ export class AdmissionController {
   }
 
   #become (state: AdmissionState): void {
-    if (state !== 'shedding' && state !== 'recovering') this.#stepped = false
     this.#state = state
   }
 

@@ -209,24 +209,6 @@ describe('admission controller (fake clock)', () => {
     expect(percentile(served.map((o) => o.decidedAt! - o.arrived), 0.99)).toBeLessThan(2 * 4 * S)
   })
 
-  it('an open load seen as a step is not taken for a retry storm when its clients queue their requests behind each 503', () => {
-    const w = new SimWorker(S)
-    w.run(2000, steady(0.5 * CAPACITY))
-    let seen = false
-    // 3x; once shedding, every arrival follows a 503 on its connection (the clients' queues are full).
-    const open = steady(3 * CAPACITY)
-    w.run(4000, () => {
-      for (let n = open(); n > 0; n--) w.arrive(false, seen)
-      seen ||= w.controller.state === 'shedding'
-      return 0
-    })
-    expect(seen).toBe(true)
-    expect(w.controller.storm).toBe(false)
-    expect(w.controller.state).toBe('shedding')
-    const served = w.served(w.now - 1500, w.now - 100)
-    expect(percentile(served.map((o) => o.decidedAt! - o.arrived), 0.99)).toBeLessThan(4 * S)
-  })
-
   it('a storm ends when the clients stop retrying at once: then the bound is tight again', () => {
     const w = new SimWorker(S)
     w.run(1000, steady(0.3 * CAPACITY))
