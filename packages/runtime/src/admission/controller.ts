@@ -204,8 +204,7 @@ export class AdmissionController {
     const slot = this.#slot(now)
     if (!fresh) this.#arrivals[slot]!++
     this.#all[slot]!++
-    const bucket = this.#bucket(now)
-    if (!paced) this.#recent[bucket]!++
+    if (!paced) this.#recent[this.#bucket(now)]!++
     if (retry) this.#retries[slot]!++
     this.#judge(now, queued, queued > 0 && this.#state !== 'shedding' && this.#step(now))
     if (queued === 0 && busy < capacity) return 'admit'
