@@ -5,7 +5,12 @@
 // Requests go round-robin over `connections` keep-alive connections, skipping busy ones, as
 // k6 hands iterations to its pool of VUs: at light load traffic still spreads over many
 // connections (a pool that always reuses its first idle connection would pin light load to
-// the one or two server threads those few connections happened to land on).
+// the one or two server threads those few connections happened to land on). When every
+// connection is busy, a due request opens one more (as k6 starts another VU, up to its
+// maxVUs) rather than waiting in a connection's queue: a request that waits on the client
+// is not sent at its time, and the load stops being open. Worse, each such request then
+// goes out the instant the answer before it arrives, which is what a client retrying at
+// once does, and the server may take it for one.
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { connect as tcpConnect } from 'node:net'
 import { Client } from 'undici'
@@ -47,26 +52,27 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
   const port = Number(target.port || 80)
   const sockets = await preconnect(host, port, connections, timeout)
   // Each client starts on its pre-opened socket and opens a new one if the server closes it.
-  const clients = sockets.map((first) => new Client(target.origin, {
+  const newClient = (first) => new Client(target.origin, {
     ...clientOptions,
     connect: (_opts, callback) => {
       if (first && !first.destroyed) { const socket = first; first = null; queueMicrotask(() => callback(null, socket)); return socket }
       first = null
       openSocket(host, port, timeout).then((socket) => callback(null, socket), (err) => callback(err, null))
     },
-  }))
-  const busy = new Uint16Array(connections)
+  })
+  const clients = sockets.map(newClient)
+  const busy = clients.map(() => 0)
   let cursor = 0
-  /** The next idle connection after the last one used; the least busy if none is idle. */
+  /** The next idle connection after the last one used; a new one if none is idle. */
   const pick = () => {
-    let best = cursor
-    for (let n = 0; n < connections; n++) {
-      const i = (cursor + n) % connections
-      if (busy[i] === 0) { best = i; break }
-      if (busy[i] < busy[best]) best = i
+    const n = clients.length
+    for (let k = 0; k < n; k++) {
+      const i = (cursor + k) % n
+      if (busy[i] === 0) { cursor = (i + 1) % n; return i }
     }
-    cursor = (best + 1) % connections
-    return best
+    clients.push(newClient(null))
+    busy.push(0)
+    return clients.length - 1
   }
   const path = target.pathname + target.search
   const total = Math.round(rate * duration)
@@ -130,6 +136,7 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
   const pct = (xs) => ({ p50: percentile(xs, 50), p95: percentile(xs, 95), p99: percentile(xs, 99) })
   return {
     ...tally,
+    connections: clients.length,
     rate,
     duration,
     goodput: tally.ok / elapsed,

@@ -84,7 +84,7 @@ for (let i = 1; i <= runs; i++) {
   console.log(`run ${i}: capacity ${before} / ${between} / ${after} req/s` +
     ` | 0.8x (${judgedNote('near', before, between)}): ${near.status503} of ${near.sent} shed, 2xx p99 ${ms(near.latency2xx.p99)} ms, timeouts ${near.timeouts}` +
     ` | 3x (${judgedNote('over', between, after)}): goodput ${Math.round(over.goodput)}/s (${Math.round((100 * over.goodput) / overCapacity)} %), 2xx p99 ${ms(over.latency2xx.p99)} ms` +
-    ` (unloaded ${ms(unloaded.latency2xx.p99)}), 503 p99 ${ms(over.latency503.p99)} ms, timeouts ${over.timeouts}\n  ${cores}`)
+    ` (unloaded ${ms(unloaded.latency2xx.p99)}), 503 p99 ${ms(over.latency503.p99)} ms, timeouts ${over.timeouts}, connections ${over.connections}\n  ${cores}`)
   let all = true
   for (const goal of goals) {
     if (!goal.needs.every((level) => fair[level])) continue
