@@ -12,18 +12,8 @@
 // goes out the instant the answer before it arrives, which is what a client retrying at
 // once does, and the server may take it for one.
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import { connect as tcpConnect } from 'node:net'
-import { Client } from 'undici'
-
-/** Opens a TCP connection; resolves once it is established. */
-function openSocket (host, port, timeout) {
-  return new Promise((resolve, reject) => {
-    const socket = tcpConnect({ host, port, noDelay: true, timeout })
-    socket.once('connect', () => { socket.setTimeout(0); resolve(socket) })
-    socket.once('timeout', () => socket.destroy(new Error('connect timeout')))
-    socket.once('error', reject)
-  })
-}
+import { getRequestBytes, openSocket, RawConnection } from './raw-http.mjs'
+import { percentile } from './stats.mjs'
 
 /**
  * Keep-alive connections opened before the clock starts, a batch at a time, as a load
@@ -37,7 +27,6 @@ async function preconnect (host, port, count, timeout) {
   }
   return sockets
 }
-import { percentile } from './stats.mjs'
 
 /**
  * `record`, if given, is called once per request that was sent, when it ends, with `at` (ms from
@@ -45,23 +34,18 @@ import { percentile } from './stats.mjs'
  * timed out), `status` (0 when it failed without an answer) and `shed` (its X-Spindle-Shed
  * header, or '').
  */
+const TIMEOUT = new Error('timeout')
+
 export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflight = 2000, connections = 128, headers = {}, record }) {
   const target = new URL(url)
-  const clientOptions = { pipelining: 1, headersTimeout: timeout, bodyTimeout: timeout, connect: { timeout } }
   const host = target.hostname
   const port = Number(target.port || 80)
+  const bytes = getRequestBytes(target.host, target.pathname + target.search, headers)
   const sockets = await preconnect(host, port, connections, timeout)
-  // Each client starts on its pre-opened socket and opens a new one if the server closes it.
-  const newClient = (first) => new Client(target.origin, {
-    ...clientOptions,
-    connect: (_opts, callback) => {
-      if (first && !first.destroyed) { const socket = first; first = null; queueMicrotask(() => callback(null, socket)); return socket }
-      first = null
-      openSocket(host, port, timeout).then((socket) => callback(null, socket), (err) => callback(err, null))
-    },
-  })
-  const clients = sockets.map(newClient)
+  // Each connection starts on its pre-opened socket and opens a new one if the server closes it.
+  const clients = sockets.map((socket) => new RawConnection(host, port, bytes, { socket, timeout }))
   const busy = clients.map(() => 0)
+  const startedAt = clients.map(() => 0)
   let cursor = 0
   /** The next idle connection after the last one used; a new one if none is idle. */
   const pick = () => {
@@ -70,11 +54,11 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
       const i = (cursor + k) % n
       if (busy[i] === 0) { cursor = (i + 1) % n; return i }
     }
-    clients.push(newClient(null))
+    clients.push(new RawConnection(host, port, bytes, { timeout }))
     busy.push(0)
+    startedAt.push(0)
     return clients.length - 1
   }
-  const path = target.pathname + target.search
   const total = Math.round(rate * duration)
   const lat2xx = []
   const lat503 = []
@@ -86,24 +70,29 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
     tally.sent++
     inflight++
     const started = performance.now()
-    const signal = AbortSignal.timeout(timeout)
     const c = pick()
-    busy[c]++
-    const p = clients[c].request({ path, method: 'GET', headers, signal })
-      .then(async (res) => {
-        await res.body.dump({ signal })
+    busy[c] = 1
+    startedAt[c] = started
+    const p = clients[c].send()
+      .then(({ status, shed }) => {
         const ms = performance.now() - started
-        if (res.statusCode >= 200 && res.statusCode < 300) { tally.ok++; lat2xx.push(ms) } else if (res.statusCode === 503) { tally.status503++; lat503.push(ms) } else tally.otherStatus++
-        record?.({ at: started - t0, ms, status: res.statusCode, shed: res.headers['x-spindle-shed'] ?? '' })
+        if (status >= 200 && status < 300) { tally.ok++; lat2xx.push(ms) } else if (status === 503) { tally.status503++; lat503.push(ms) } else tally.otherStatus++
+        record?.({ at: started - t0, ms, status, shed })
       })
       .catch((err) => {
-        if (signal.aborted || /timeout/i.test(err?.code ?? '') || /Timeout/.test(err?.name ?? '')) tally.timeouts++
+        if (err === TIMEOUT) tally.timeouts++
         else tally.errors++
         record?.({ at: started - t0, ms: performance.now() - started, status: 0, shed: '' })
       })
-      .finally(() => { inflight--; busy[c]--; pending.delete(p) })
+      .finally(() => { inflight--; busy[c] = 0; pending.delete(p) })
     pending.add(p)
   }
+  // A request unanswered after `timeout` ms is abandoned with its connection, found by a
+  // sweep every 50 ms rather than a timer per request.
+  const sweep = setInterval(() => {
+    const late = performance.now() - timeout
+    for (let i = 0; i < clients.length; i++) if (busy[i] && startedAt[i] <= late) clients[i].abort(TIMEOUT)
+  }, 50)
 
   // The generator shares the machine with the server: its own event-loop delay is reported
   // so a late measurement can be told apart from a late server.
@@ -125,11 +114,9 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
     tick()
   })
   await Promise.allSettled([...pending])
+  clearInterval(sweep)
   lag.disable()
-  await Promise.all(clients.map((client) => client.close()))
-  // A connection no request went out on was never handed to its client: close it here, or
-  // it keeps the process alive until the server's keep-alive timeout.
-  for (const socket of sockets) if (!socket.destroyed) socket.destroy()
+  for (const client of clients) client.abort(new Error('closed'))
   const elapsed = Math.max(duration, (performance.now() - t0) / 1000)
   lat2xx.sort((a, b) => a - b)
   lat503.sort((a, b) => a - b)

@@ -94,6 +94,20 @@ describe('admission controller (fake clock)', () => {
     expect(w.visited()).not.toContain('shedding')
   })
 
+  it('a client opening its connections at half capacity, its first requests at twice the pace for 150 ms: nothing is shed', () => {
+    for (const service of [S, 13]) {
+      const capacity = 1000 / service
+      const w = new SimWorker(service)
+      w.run(2000, steady(0.5 * capacity))
+      // Three spans of first requests at 2x (autocannon's 50 connections, at their steepest on
+      // a busy 2-core machine), then half of capacity again.
+      w.run(150, steady(2 * capacity))
+      w.run(3000, steady(0.5 * capacity))
+      expect(w.shed()).toHaveLength(0)
+      expect(w.visited()).not.toContain('shedding')
+    }
+  })
+
   it('a burst beyond the budget: the renders that would wait past it are shed with backlog, the rest served within it', () => {
     const w = new SimWorker(S)
     w.run(1000, steady(0.3 * CAPACITY))
@@ -115,7 +129,7 @@ describe('admission controller (fake clock)', () => {
     expect(w.served().length).toBeGreaterThan(5)
   })
 
-  it('a step from half of capacity to 3x is seen within 200 ms: every 503 of the onset leaves within 150 ms of its arrival, and the pages served through it within 150 ms', () => {
+  it('a step from half of capacity to 3x is seen within 160 ms: every 503 of the onset leaves within 100 ms of its arrival, and the pages served through it within 100 ms', () => {
     for (const service of [S, 13]) {
       const capacity = 1000 / service
       const w = new SimWorker(service)
@@ -124,13 +138,14 @@ describe('admission controller (fake clock)', () => {
       w.run(5000, steady(3 * capacity))
       const entered = w.states.find((s) => s.state === 'shedding' && s.at >= onset)
       expect(entered).toBeDefined()
-      expect(entered!.at - onset).toBeLessThan(200)
+      // Three spans of 50 ms at 3x: a steep step (four spans at 1.5x and more took 172 ms).
+      expect(entered!.at - onset).toBeLessThan(160)
       // The renders queued before the step was seen are cut oldest first, so the slowest 503 is
       // one that waited until then.
       const shed = w.shed(onset)
-      expect(Math.max(...shed.map((o) => o.decidedAt! - o.arrived))).toBeLessThan(150)
+      expect(Math.max(...shed.map((o) => o.decidedAt! - o.arrived))).toBeLessThan(100)
       const served = w.served(onset)
-      expect(percentile(served.map((o) => o.endedAt! - o.arrived), 0.99)).toBeLessThan(150)
+      expect(percentile(served.map((o) => o.endedAt! - o.arrived), 0.99)).toBeLessThan(100)
       expect(w.states.filter((s) => s.state === 'shedding')).toHaveLength(1)
     }
   })
