@@ -28,14 +28,15 @@ async function preconnect (host, port, count, timeout) {
   return sockets
 }
 
-/**
- * `record`, if given, is called once per request that was sent, when it ends, with `at` (ms from
- * the start of the run to its scheduled send), `ms` (its latency; the timeout for one that
- * timed out), `status` (0 when it failed without an answer) and `shed` (its X-Spindle-Shed
- * header, or '').
- */
 const TIMEOUT = new Error('timeout')
 
+/**
+ * `connections` are opened before the clock starts; more are opened while all are busy, and
+ * the result's `connections` says how many were used in all. `record`, if given, is called
+ * once per request that was sent, when it ends, with `at` (ms from the start of the run to
+ * its scheduled send), `ms` (its latency; about the timeout for one that timed out),
+ * `status` (0 when it failed without an answer) and `shed` (its X-Spindle-Shed header, or '').
+ */
 export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflight = 2000, connections = 128, headers = {}, record }) {
   const target = new URL(url)
   const host = target.hostname
