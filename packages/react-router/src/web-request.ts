@@ -1,6 +1,6 @@
-import { Readable } from 'node:stream'
 import { createReadableStreamFromReadable } from '@react-router/node'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { coalescedBody } from './coalesced-body.ts'
 import { SPINDLE_REACT_ROUTER_BAD_REQUEST } from './errors.ts'
 
 // RFC 3986 host: an IP literal in brackets, or a reg-name of unreserved characters and
@@ -50,7 +50,10 @@ export function toWebRequest (request: FastifyRequest, reply: FastifyReply): Req
   return new Request(url, init)
 }
 
-/** Sends a Web Response through Fastify, streaming its body and keeping every Set-Cookie. */
+/**
+ * Sends a Web Response through Fastify, streaming its body (the pieces of one turn of the
+ * loop joined into one write: coalesced-body.ts) and keeping every Set-Cookie.
+ */
 export async function sendWebResponse (reply: FastifyReply, response: Response): Promise<void> {
   reply.status(response.status)
   for (const [name, value] of response.headers) {
@@ -59,6 +62,6 @@ export async function sendWebResponse (reply: FastifyReply, response: Response):
   }
   const cookies = response.headers.getSetCookie()
   if (cookies.length > 0) reply.header('set-cookie', cookies)
-  if (response.body) await reply.send(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>))
+  if (response.body) await reply.send(coalescedBody(response.body))
   else await reply.send()
 }
