@@ -132,8 +132,8 @@ const STEP_ALL = 2
  * onset wait a span less. A client's clump does not: in the rolling-restart benchmark,
  * autocannon's 50 connections opening at once were 2.4 times the pace at most in one span
  * and 2.0 at most in three in a row (29 samples over three rounds), and Poisson arrivals at
- * 0.8x almost never are (three spans in a row of 10 or more arrivals where 3 fit: about one
- * chance in a million per span on 13 ms renders).
+ * 0.8x almost never are: on 13 ms renders a span fits about 4 and gets 3 on average, and
+ * three in a row of 10 or more come about once in 400 million spans.
  */
 const STEEP_RUN = 3
 const STEEP_EACH = 2.5
