@@ -45,11 +45,11 @@
 // The wait of an arrival is predicted from the drain rate: the time between two ends while
 // the thread works without a break (a moving average). The step rule and whether an
 // overload goes on are judged against the pace: the busy time of the thread per render
-// (over the last PACE_ENDS samples, one per end or, for fast renders, one every few ms),
-// which the host reads (the thread's CPU time, or its event loop's active time). The gap between ends says less: a lone render that waits for I/O
-// takes longer than its share of a full load, and renders that run side by side end in
-// pairs. A host that cannot see its loop
-// (the render pool, whose renders run on other threads) gives no busy time; its pace is the
+// (over the last PACE_ENDS samples, taken at every end or at some of them), which the host
+// reads (the thread's CPU time, or its event loop's active time). The gap between ends
+// says less: a lone render that waits for I/O takes longer than its share of a full load,
+// and renders that run side by side end in pairs. A host that cannot see its loop (the
+// render pool, whose renders run on other threads) gives no busy time; its pace is the
 // drain rate measured while its slots were all busy or renders waited.
 
 export const ADMISSION_STATES = ['normal', 'queueing', 'shedding', 'recovering'] as const
@@ -201,6 +201,12 @@ export class AdmissionController {
   get pace (): number { return this.#pace }
   /** Renders started and not finished. */
   get running (): number { return this.#running }
+  /**
+   * Whether the host should run one render at a time (with one waiting): while shedding,
+   * outside a retry storm. Two CPU-bound renders side by side each take twice as long, so a
+   * page served past capacity would wait for both (docs/overload.md, Admission).
+   */
+  get oneAtATime (): boolean { return this.#state === 'shedding' && !this.#storm }
 
   /**
    * A render arrives and finds `queued` renders waiting, `busy` running and room for
@@ -366,6 +372,7 @@ export class AdmissionController {
     const fits = perSpan * BUCKET_MS / this.#pace
     const newest = Math.floor(now / BUCKET_MS)
     let total = 0
+    // Spans in a row, from the newest, at STEEP_EACH times the pace or faster.
     let steep = 0
     for (let span = 0; span < STEP_RUN; span++) {
       let count = 0
@@ -374,8 +381,9 @@ export class AdmissionController {
         const i = bucket % STEP_BUCKETS
         if (this.#recentIds[i] === bucket) count += this.#recent[i]!
       }
-      if (count >= STEEP_EACH * fits && steep === span && ++steep === STEEP_RUN) return true
       if (count < STEP_EACH * fits) return false
+      if (steep === span && count >= STEEP_EACH * fits) steep++
+      if (steep === STEEP_RUN) return true
       total += count
     }
     return total >= STEP_ALL * STEP_RUN * fits

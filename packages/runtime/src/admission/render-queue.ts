@@ -121,9 +121,8 @@ export class RenderQueue {
   }
 
   #capacity (): number {
-    // Shedding: one at a time (with one waiting), so a page served takes one render's time,
-    // not two side by side; the loop-idle rule still starts more for renders that wait on I/O.
-    return this.#controller.state === 'shedding' && !this.#controller.storm ? 1 : MIN_RUNNING
+    // The loop-idle rule still starts more for renders that wait on I/O.
+    return this.#controller.oneAtATime ? 1 : MIN_RUNNING
   }
 
   #noteState (): void {

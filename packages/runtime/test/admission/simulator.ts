@@ -32,7 +32,7 @@ export class SimWorker {
   }
 
   #capacity (): number {
-    return this.controller.state === 'shedding' && !this.controller.storm ? 1 : 2
+    return this.controller.oneAtATime ? 1 : 2
   }
 
   /** `fresh`: the first request on its connection; `retry`: one right after its connection's 503 (see AdmissionController#arrive). */
