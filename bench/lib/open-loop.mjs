@@ -45,7 +45,7 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
   const sockets = await preconnect(host, port, connections, timeout)
   // Each connection starts on its pre-opened socket and opens a new one if the server closes it.
   const clients = sockets.map((socket) => new RawConnection(host, port, bytes, { socket, timeout }))
-  const busy = clients.map(() => 0)
+  // When each connection's request in flight was sent; 0 while the connection is idle.
   const startedAt = clients.map(() => 0)
   let cursor = 0
   /** The next idle connection after the last one used; a new one if none is idle. */
@@ -53,10 +53,9 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
     const n = clients.length
     for (let k = 0; k < n; k++) {
       const i = (cursor + k) % n
-      if (busy[i] === 0) { cursor = (i + 1) % n; return i }
+      if (startedAt[i] === 0) { cursor = (i + 1) % n; return i }
     }
     clients.push(new RawConnection(host, port, bytes, { timeout }))
-    busy.push(0)
     startedAt.push(0)
     return clients.length - 1
   }
@@ -72,7 +71,6 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
     inflight++
     const started = performance.now()
     const c = pick()
-    busy[c] = 1
     startedAt[c] = started
     const p = clients[c].send()
       .then(({ status, shed }) => {
@@ -85,14 +83,14 @@ export async function openLoop ({ url, rate, duration, timeout = 5000, maxInflig
         else tally.errors++
         record?.({ at: started - t0, ms: performance.now() - started, status: 0, shed: '' })
       })
-      .finally(() => { inflight--; busy[c] = 0; pending.delete(p) })
+      .finally(() => { inflight--; startedAt[c] = 0; pending.delete(p) })
     pending.add(p)
   }
   // A request unanswered after `timeout` ms is abandoned with its connection, found by a
   // sweep every 50 ms rather than a timer per request.
   const sweep = setInterval(() => {
     const late = performance.now() - timeout
-    for (let i = 0; i < clients.length; i++) if (busy[i] && startedAt[i] <= late) clients[i].abort(TIMEOUT)
+    for (let i = 0; i < clients.length; i++) if (startedAt[i] !== 0 && startedAt[i] <= late) clients[i].abort(TIMEOUT)
   }, 50)
 
   // The generator shares the machine with the server: its own event-loop delay is reported

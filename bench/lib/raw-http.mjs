@@ -127,12 +127,13 @@ export class RawConnection {
   #read (data, socket) {
     if (!this.#pending || socket !== this.#socket) return
     let at = 0
-    if (this.#head === null || this.#left === -1) {
+    if (this.#left === -1) {
+      // The head, maybe split over packets: what came of it so far waits in #head.
       const buf = this.#head ? Buffer.concat([this.#head, data]) : data
       const end = buf.indexOf(HEAD_END)
       if (end === -1) { this.#head = buf; return }
+      this.#head = null
       this.#parseHead(buf.latin1Slice(0, end))
-      this.#head = buf
       data = buf
       at = end + 4
     }
