@@ -42,9 +42,9 @@ const threadBusyMs: () => number = typeof process.threadCpuUsage === 'function'
  * route that answers in microseconds (a small JSON reply) was a measurable share of the
  * request (one worker, hello-world, server and client pinned to a core each, 4 alternated
  * rounds: 56.4 k against 51.6 k req/s without request metrics, 51.5 k against 49.5 k with
- * them, within the machine's noise of a few per cent). The pace
- * still spans every end between two readings (controller.ts), so such renders count in it;
- * a thread whose renders are all this short is paced by the time between its ends instead.
+ * them, within the machine's noise of a few per cent). The pace still spans every end
+ * between two readings (controller.ts), so such renders count in it; a thread whose renders
+ * are all this short is paced by the time between its ends instead.
  */
 const READ_BUSY_FROM_MS = 1
 
@@ -93,8 +93,9 @@ export class RenderQueue {
       const now = performance.now()
       markAnswered(this.socket as ShedSocket | null, now)
       // The thread's CPU time costs a system call (0.36 us a render): read at every end but
-      // those of renders shorter than READ_BUSY_FROM_MS. Reading it at most every 5 ms instead smoothed the pace over more renders and lowered it early in a worker's
-      // life, and the rolling-restart benchmark then shed 33-58 of 1,610 Next.js pages.
+      // those of renders shorter than READ_BUSY_FROM_MS. Reading it at most every 5 ms
+      // instead smoothed the pace over more renders and lowered it early in a worker's life,
+      // and the rolling-restart benchmark then shed 33-58 of 1,610 Next.js pages.
       const serviceMs = now - startedAt
       self.#controller.finished(now, serviceMs, self.queued, serviceMs < READ_BUSY_FROM_MS ? NaN : busyMs())
       self.#next(now, false)
