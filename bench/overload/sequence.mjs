@@ -36,16 +36,21 @@ export const controlPortAt = (p) => 9391 + p - port
 
 /**
  * Starts the Next.js example on Spindle with 2 workers (spindle.mjs) on port `p`, with
- * shedding 'on' or 'off', `serveOptions` passed on to serve() and `nodeFlags` to its Node.js;
- * resolves once the page answers.
+ * shedding 'on' or 'off', `shedOptions` passed on as its shedding options (else what
+ * SHED_OPTIONS in this process's environment says), `serveOptions` to serve() and
+ * `nodeFlags` to its Node.js; resolves once the page answers.
  */
-export function startSpindle ({ p = port, shedding = 'on', serveOptions, nodeFlags = [] } = {}) {
+export function startSpindle ({ p = port, shedding = 'on', shedOptions, serveOptions, nodeFlags = [] } = {}) {
   const here = fileURLToPath(new URL('.', import.meta.url))
   return startServer({
     command: process.execPath,
     args: [...nodeFlags, here + 'spindle.mjs'],
     cwd: here,
-    env: { PORT: String(p), CONTROL_PORT: String(controlPortAt(p)), SHEDDING: shedding, ...(serveOptions ? { SERVE_OPTIONS: JSON.stringify(serveOptions) } : {}) },
+    env: {
+      PORT: String(p), CONTROL_PORT: String(controlPortAt(p)), SHEDDING: shedding,
+      ...(shedOptions ? { SHED_OPTIONS: JSON.stringify(shedOptions) } : {}),
+      ...(serveOptions ? { SERVE_OPTIONS: JSON.stringify(serveOptions) } : {}),
+    },
     readyUrl: urlAt(p),
     headers,
   })

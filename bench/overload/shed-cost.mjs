@@ -36,10 +36,11 @@ const targets = [
   {
     name: 'every render shed',
     p: port + 2,
-    start: () => {
-      process.env.SHED_OPTIONS = JSON.stringify({ maxEventLoopUtilization: 0.0001, sampleInterval: SAMPLE_INTERVAL, retryHold: 0 })
-      try { return startSpindle({ p: port + 2, shedding: 'on' }) } finally { delete process.env.SHED_OPTIONS }
-    },
+    start: () => startSpindle({
+      p: port + 2,
+      shedding: 'on',
+      shedOptions: { maxEventLoopUtilization: 0.0001, sampleInterval: SAMPLE_INTERVAL, retryHold: 0 },
+    }),
   },
 ]
 const servers = []
