@@ -12,9 +12,9 @@ afterEach(async () => {
 })
 
 /** POSTs `size` bytes as application/octet-stream, chunked (no Content-Length) or not. */
-function upload (url: string, size: number, chunked: boolean): Promise<{ status: number, body: string }> {
+function upload (url: string, size: number, chunked: boolean, method = 'POST'): Promise<{ status: number, body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/octet-stream', ...(chunked ? {} : { 'content-length': size }) } }, (res) => {
+    const req = request(url, { method, headers: { 'content-type': 'application/octet-stream', ...(chunked ? {} : { 'content-length': size }) } }, (res) => {
       let body = ''
       res.on('data', (c: Buffer) => { body += c })
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
@@ -61,5 +61,17 @@ describe('the public port of every worker', () => {
     expect([declared.status, chunked.status]).toContain(413)
     expect(await upload(url, 2048, true)).toEqual({ status: 200, body: '{"bytes":2048}' })
     expect(server.status()[0]!.restarts).toBe(0)
+  })
+
+  it('guards every route that takes a body, in nested plugins and on routes with several methods', async () => {
+    server = await serve({ ...base, app: fixture('raw-parser-options.js') })
+    const url = server.url + '/nested'
+    expect((await get(url)).json()).toEqual({ bytes: 0 })
+    expect(await upload(url, 1024, true, 'PUT')).toEqual({ status: 200, body: '{"bytes":1024}' })
+    const chunked = await upload(url, 8 * 1024 * 1024, true, 'PUT')
+    const declared = await upload(url, 8 * 1024 * 1024, false, 'PUT')
+    expect([413, -1]).toContain(chunked.status)
+    expect([413, -1]).toContain(declared.status)
+    expect([chunked.status, declared.status]).toContain(413)
   })
 })
