@@ -96,7 +96,8 @@ export interface ServeOptions {
   /**
    * Request metrics (duration and queue-delay histograms, renders, cache outcomes) kept by
    * every worker and served, per worker and summed, on the control port's /metrics
-   * (docs/runtime.md#metrics). false removes their hooks from the request path. Default: true.
+   * (docs/runtime.md#metrics). false removes their hooks from the request path. Default: true
+   * while the control port is on; off with `controlPort: false`, where no one could read them.
    */
   metrics?: boolean
   /**
@@ -360,7 +361,8 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
     modeReason,
     logger,
     shedding: input.shedding === false ? false : resolveSheddingOptions(input.shedding, 'shedding.'),
-    metrics: input.metrics ?? true,
+    // Without the control port nothing reads them: the workers keep none unless asked to.
+    metrics: input.metrics ?? controlPort !== false,
     warmup: resolveWarmup(input.warmup),
     cache: resolveCache(input.cache),
   })

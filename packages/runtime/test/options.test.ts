@@ -68,6 +68,13 @@ describe('serve() options', () => {
     expect(resolveOptions({ app, workers: 3, mode: 'pool' })).toMatchObject({ mode: 'pool', workers: 1, poolThreads: 3, minReadyWorkers: 1 })
   })
 
+  it('keeps request metrics by default only where the control port can serve them', () => {
+    expect(resolveOptions({ app }).metrics).toBe(true)
+    expect(resolveOptions({ app, controlPort: false }).metrics).toBe(false)
+    expect(resolveOptions({ app, controlPort: false, metrics: true }).metrics).toBe(true)
+    expect(resolveOptions({ app, metrics: false }).metrics).toBe(false)
+  })
+
   it('caps the default young generation at 48 MB and never raises V8\'s own', () => {
     const young = (v8?: number, input: Partial<ServeOptions> = {}): number =>
       resolveOptions({ app, ...input } as ServeOptions, v8).youngGenerationMb
