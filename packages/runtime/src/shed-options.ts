@@ -72,7 +72,7 @@ export const DEFAULT_STATIC_PREFIXES: readonly string[] = Object.freeze([
 
 /**
  * How long an immediate retry waits for its 503, in ms: 100 connections that retry at once
- * then make at most 400 503s a second (about 0.05 of a core at 0.13 ms each) instead of
+ * then make at most 400 503s a second (about 0.01 of a core at 23 us each, bench/overload/shed-cost.mjs) instead of
  * thousands, while a client whose pooled connection is reused within RETRY_WINDOW_MS by
  * another user's request (a proxy whose pool hands out the socket freed last) waits at
  * most this much longer for a 503 it would get anyway.
