@@ -8,6 +8,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Set on the adapter's routes: Next reads the request stream itself (see @spindle/runtime). */
     rawBody?: boolean
+    /** Set on the adapter's routes outside dev mode: they render pages (see @spindle/runtime). */
+    render?: boolean
   }
 }
 import { resolveNextOptions, type NextAdapterOptions, type ResolvedNextAdapterOptions } from './options.ts'
@@ -43,9 +45,12 @@ async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): P
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
     // rawBody: the framework reads the request stream itself; @spindle/runtime's body guard
-    // leaves it to the framework's own limits (docs/security.md).
-    scope.route({ method: METHODS, url: '/', handler: render, config: { rawBody: true } })
-    scope.route({ method: METHODS, url: '/*', handler: render, config: { rawBody: true } })
+    // leaves it to the framework's own limits (docs/security.md). render: the route renders
+    // pages, so under @spindle/runtime with shedding off its requests still take turns
+    // (docs/overload.md#shedding-off); not in dev mode, where renders wait on the bundler.
+    const config = { rawBody: true, render: !opts.dev }
+    scope.route({ method: METHODS, url: '/', handler: render, config })
+    scope.route({ method: METHODS, url: '/*', handler: render, config })
   })
 }
 

@@ -66,9 +66,12 @@ async function plugin (fastify: FastifyInstance, options: ReactRouterAdapterOpti
       scope.use(vite.middlewares)
     }
     // rawBody: the framework reads the request stream itself; @spindle/runtime's body guard
-    // leaves it to the framework's own limits (docs/security.md).
-    scope.route({ method: METHODS, url: '/', handler: render, config: { rawBody: true } })
-    scope.route({ method: METHODS, url: '/*', handler: render, config: { rawBody: true } })
+    // leaves it to the framework's own limits (docs/security.md). render: the route renders
+    // pages, so under @spindle/runtime with shedding off its requests still take turns
+    // (docs/overload.md#shedding-off); not in dev mode, where renders wait on the bundler.
+    const config = { rawBody: true, render: vite === undefined }
+    scope.route({ method: METHODS, url: '/', handler: render, config })
+    scope.route({ method: METHODS, url: '/*', handler: render, config })
   })
 }
 

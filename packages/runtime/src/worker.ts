@@ -11,6 +11,7 @@ import { warmUp } from './warmup.ts'
 import { warmTickQueue } from './tick-warmup.ts'
 import { registerWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.ts'
 import { kWorkerStatus, loadShedding } from './load-shedding.ts'
+import { renderTurns } from './render-turns.ts'
 import { kArrivedAt } from './admission/stamps.ts'
 import {
   HEARTBEAT_INTERVAL, PHASE_CLOSED, PHASE_DRAINING, PHASE_LISTENING, STATUS_HANDED_OFF, STATUS_HANDOFF, STATUS_HEARTBEAT,
@@ -72,6 +73,8 @@ async function start (): Promise<void> {
   trackRequests(app.server)
   // Registered before the app so its preHandler runs ahead of the app's own, after its onRequest.
   if (data.shedding) await app.register(loadShedding, { ...data.shedding, [kWorkerStatus]: status })
+  // Without shedding the adapters' renders still take turns, none refused (render-turns.ts).
+  else await app.register(renderTurns)
   // After shedding, so its preHandler sees only admitted requests; before the app, so it sees all of them.
   if (data.metrics) metrics = registerWorkerMetrics(app, Boolean(data.shedding))
   await app.register(plugin, data.appOptions)

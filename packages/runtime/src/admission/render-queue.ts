@@ -59,7 +59,8 @@ export type QueueShedReason = 'backlog' | 'overload' | 'queueTime'
 export class RenderQueue {
   readonly #controller: AdmissionController
   readonly #maxQueueTime: number
-  readonly #shed: (reply: FastifyReply, reason: QueueShedReason) => void
+  /** undefined: the queue never sheds (render-turns.ts): every render waits its turn. */
+  readonly #shed: ((reply: FastifyReply, reason: QueueShedReason) => void) | undefined
   readonly #report: (state: AdmissionState) => void
   /** Running renders, in start order, with their start time. */
   readonly #running = new Map<ServerResponse, number>()
@@ -71,11 +72,13 @@ export class RenderQueue {
   readonly #onClose: (this: ServerResponse) => void
 
   /**
-   * `busyMs`: the thread's busy time so far in ms (the thread's CPU time where Node.js has
-   * it); a test passes its own to see when it is read.
+   * `shed`: answers a render the queue refuses; without it the queue never refuses one (the
+   * controller's verdicts and cuts are ignored, `maxQueueTime` too) and every render waits
+   * its turn. `busyMs`: the thread's busy time so far in ms (the thread's CPU time where
+   * Node.js has it); a test passes its own to see when it is read.
    */
   constructor (
-    controller: AdmissionController, maxQueueTime: number, shed: (reply: FastifyReply, reason: QueueShedReason) => void,
+    controller: AdmissionController, maxQueueTime: number, shed: ((reply: FastifyReply, reason: QueueShedReason) => void) | undefined,
     report: (state: AdmissionState) => void = () => {}, busyMs: () => number = threadBusyMs,
   ) {
     this.#controller = controller
@@ -125,13 +128,16 @@ export class RenderQueue {
     if (fresh) socket[kSeen] = true
     const verdict = c.arrive(now, this.queued, this.#running.size, this.#capacity(), fresh, isRetry(socket, now), isPaced(socket, now))
     this.#noteState()
-    // Overloaded: the renders queued beyond the tight bound are answered now, oldest first.
-    for (let cut = c.excess(this.queued); cut > 0; cut--) {
-      const w = this.#queue[this.#head]!
-      this.#queue[this.#head++] = undefined as unknown as Waiting
-      if (!w.reply.raw.destroyed) { c.rejected(now); this.#shed(w.reply, 'overload') }
+    const shed = this.#shed
+    if (shed) {
+      // Overloaded: the renders queued beyond the tight bound are answered now, oldest first.
+      for (let cut = c.excess(this.queued); cut > 0; cut--) {
+        const w = this.#queue[this.#head]!
+        this.#queue[this.#head++] = undefined as unknown as Waiting
+        if (!w.reply.raw.destroyed) { c.rejected(now); shed(w.reply, 'overload') }
+      }
+      if (verdict !== 'admit') return verdict
     }
-    if (verdict !== 'admit') return verdict
     if (this.queued === 0 && this.#running.size < this.#capacity()) {
       this.#start(reply, start, arrived, now)
       return undefined
@@ -167,7 +173,7 @@ export class RenderQueue {
       const w = this.#queue[this.#head]!
       this.#queue[this.#head++] = undefined as unknown as Waiting
       if (w.reply.raw.destroyed || w.reply.request.raw.socket?.destroyed !== false) continue
-      if (this.#maxQueueTime > 0 && now - w.arrived > this.#maxQueueTime) {
+      if (this.#shed && this.#maxQueueTime > 0 && now - w.arrived > this.#maxQueueTime) {
         this.#controller.rejected(now)
         this.#shed(w.reply, 'queueTime')
         continue
