@@ -3,7 +3,7 @@ import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/.next/**', '**/build/**', '**/.react-router/**', '.toolchain/**', 'bench/results/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/.next/**', '**/build/**', '**/.react-router/**', '.toolchain/**', 'bench/results/**', 'bench/.work/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
