@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { serve, type SpindleServer } from '@spindle/runtime'
 import { fixture, get } from './helpers.ts'
 
@@ -21,9 +23,10 @@ describe('render turns with shedding off', () => {
     for (const path of ['/render', '/plain', '/assets/app.js']) await together(base + path, 4)
     await get(base + '/peak')
 
-    expect(await together(base + '/render', 16)).toEqual(Array(16).fill(200))
-    expect(await together(base + '/plain', 16)).toEqual(Array(16).fill(200))
-    expect(await together(base + '/assets/app.js', 16)).toEqual(Array(16).fill(200))
+    // Renders of 20 slices (40 ms), so that requests read over a few ms overlap.
+    expect(await together(base + '/render?slices=20', 16)).toEqual(Array(16).fill(200))
+    expect(await together(base + '/plain?slices=20', 16)).toEqual(Array(16).fill(200))
+    expect(await together(base + '/assets/app.js?slices=20', 16)).toEqual(Array(16).fill(200))
     const peak = (await get(base + '/peak')).json() as { render: number, plain: number, asset: number }
     // Two at a time, and one more now and then when the loop idled (reading the next requests).
     expect(peak.render).toBeGreaterThanOrEqual(1)
@@ -31,5 +34,24 @@ describe('render turns with shedding off', () => {
     // Without the queue, requests read together render side by side.
     expect(peak.plain).toBeGreaterThan(4)
     expect(peak.asset).toBeGreaterThan(4)
+  })
+
+  it('works the same registered in a single Fastify process', async () => {
+    // In a process of its own, so that the clients' connections do not share its event loop.
+    const child = spawn(process.execPath, [fixture('render-turns-single.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      const [line] = await once(child.stdout, 'data') as [Buffer]
+      const base = line.toString().trim()
+      await together(base + '/render', 4)
+      await get(base + '/peak')
+      expect(await together(base + '/render?slices=20', 16)).toEqual(Array(16).fill(200))
+      expect(await together(base + '/plain?slices=20', 16)).toEqual(Array(16).fill(200))
+      const peak = (await get(base + '/peak')).json() as { render: number, plain: number }
+      expect(peak.render).toBeLessThanOrEqual(3)
+      expect(peak.plain).toBeGreaterThan(4)
+    } finally {
+      child.kill('SIGTERM')
+      await once(child, 'exit')
+    }
   })
 })
