@@ -19,7 +19,10 @@
 //     what follows comes at the pace of the answers. A steep step (2.5 times the pace or
 //     more in each of three spans in a row) is seen a span sooner. A step to 3x is seen
 //     about 150 ms after it begins, and the renders queued until then are cut oldest
-//     first, so no 503 of the onset waits much longer than that.
+//     first, so no 503 of the onset waits much longer than that. The queue's growth says
+//     it too: in each of three spans in a row more arrived (paced requests included) than
+//     ended, by 1.5 times the pace over the three. Clients that wait for their answers
+//     cannot make it grow, so this rule needs no arrival left out.
 //   - a climb: the renders that arrived over the last `budget` ms ask for more than 1.25
 //     times that long, and the queue keeps overflowing the budget (not one clump, which
 //     overflows once and drains). This catches overloads too mild for the step rule.
@@ -138,6 +141,22 @@ const STEP_ALL = 2
 const STEEP_RUN = 3
 const STEEP_EACH = 2.5
 /**
+ * The growth rule, the third way a step is seen: in each of the last GROWTH_RUN spans the
+ * queue grew (all arrivals less the renders that ended) by at least GROWTH_EACH times what
+ * the thread does at its pace in a span, and by GROWTH_ALL times over all of them. Here every
+ * arrival counts, paced ones too: a client that waits for its answers adds an arrival only as
+ * a render ends, so closed-loop clients cannot make the queue grow, however many there are.
+ * An open load at 3x grows it by about twice the pace in every span from its first, while
+ * the step rule above, which leaves out arrivals within PACED_WINDOW_MS of their
+ * connection's last answer, counted barely 2x at such an onset when the load generator
+ * reused connections as their answers came (steps seen 135-276 ms after they began). A clump
+ * grows it in one span and then drains; the steepest one measured (2.0 times the pace in
+ * three spans in a row) grows it by about 1x the pace in each.
+ */
+const GROWTH_RUN = 3
+const GROWTH_EACH = 0.5
+const GROWTH_ALL = 1.5
+/**
  * The step rule counts arrivals in buckets of this many ms, kept for STEP_BUCKETS of them:
  * 640 ms, so renders slower than about 50 ms (whose four spans would not fit) are left to
  * the climb rule.
@@ -178,8 +197,11 @@ export class AdmissionController {
   readonly #rejects = new Uint32Array(SLOTS)
   readonly #retries = new Uint32Array(SLOTS)
   readonly #ids = new Float64Array(SLOTS).fill(-1)
-  // All arrivals per BUCKET_MS bucket, for the step rule, each bucket tagged with its number.
+  // Per BUCKET_MS bucket, for the step rule, each bucket tagged with its number: arrivals
+  // (paced ones left out), all arrivals, and renders ended.
   readonly #recent = new Uint32Array(STEP_BUCKETS)
+  readonly #recentAll = new Uint32Array(STEP_BUCKETS)
+  readonly #recentEnds = new Uint32Array(STEP_BUCKETS)
   readonly #recentIds = new Float64Array(STEP_BUCKETS).fill(-1)
 
   constructor (params: AdmissionParams, clock: () => number = () => performance.now()) {
@@ -224,7 +246,9 @@ export class AdmissionController {
     const slot = this.#slot(now)
     if (!fresh) this.#arrivals[slot]!++
     this.#all[slot]!++
-    if (!paced) this.#recent[this.#bucket(now)]!++
+    const bucket = this.#bucket(now)
+    if (!paced) this.#recent[bucket]!++
+    this.#recentAll[bucket]!++
     if (retry) this.#retries[slot]!++
     this.#judge(now, queued, queued > 0 && this.#state !== 'shedding' && this.#step(now))
     if (queued === 0 && busy < capacity) return 'admit'
@@ -275,6 +299,7 @@ export class AdmissionController {
    */
   finished (now: number, serviceMs: number, queued = 0, busyMs = NaN): void {
     if (this.#running > 0) this.#running--
+    this.#recentEnds[this.#bucket(now)]!++
     // The drain rate is the time between ends while the thread works without a break: the
     // pace the CPU sets, not the time a response took to reach a slow client.
     const gap = now - this.#lastEnd
@@ -371,6 +396,7 @@ export class AdmissionController {
     if (perSpan * STEP_RUN > STEP_BUCKETS) return false
     const fits = perSpan * BUCKET_MS / this.#pace
     const newest = Math.floor(now / BUCKET_MS)
+    if (this.#grows(newest, perSpan, fits)) return true
     let total = 0
     // Spans in a row, from the newest, at STEEP_EACH times the pace or faster.
     let steep = 0
@@ -389,11 +415,27 @@ export class AdmissionController {
     return total >= STEP_ALL * STEP_RUN * fits
   }
 
+  /** The growth rule (GROWTH_RUN): spans of `perSpan` buckets back from bucket `newest`, `fits` renders at the pace in each. */
+  #grows (newest: number, perSpan: number, fits: number): boolean {
+    let total = 0
+    for (let span = 0; span < GROWTH_RUN; span++) {
+      let growth = 0
+      for (let b = 0; b < perSpan; b++) {
+        const bucket = newest - span * perSpan - b
+        const i = bucket % STEP_BUCKETS
+        if (this.#recentIds[i] === bucket) growth += this.#recentAll[i]! - this.#recentEnds[i]!
+      }
+      if (growth < GROWTH_EACH * fits) return false
+      total += growth
+    }
+    return total >= GROWTH_ALL * GROWTH_RUN * fits
+  }
+
   /** The step rule's bucket for `now`, cleared when it starts a new span of time. */
   #bucket (now: number): number {
     const id = Math.floor(now / BUCKET_MS)
     const i = id % STEP_BUCKETS
-    if (this.#recentIds[i] !== id) { this.#recentIds[i] = id; this.#recent[i] = 0 }
+    if (this.#recentIds[i] !== id) { this.#recentIds[i] = id; this.#recent[i] = 0; this.#recentAll[i] = 0; this.#recentEnds[i] = 0 }
     return i
   }
 

@@ -150,6 +150,48 @@ describe('admission controller (fake clock)', () => {
     }
   })
 
+  it('a step to 3x whose arrivals mostly come on connections answered moments before (a generator reusing its connections) is seen within 160 ms, by the queue\'s growth', () => {
+    for (const service of [S, 13]) {
+      const capacity = 1000 / service
+      const w = new SimWorker(service)
+      w.run(2000, steady(0.5 * capacity))
+      const onset = w.now
+      // Two arrivals in three look paced to the worker: the step rule counts 1x the pace.
+      let n = 0
+      const load = steady(3 * capacity)
+      w.run(3000, () => {
+        const due = load()
+        for (let i = 0; i < due; i++) w.arrive(false, false, n++ % 3 !== 0)
+        return 0
+      })
+      const entered = w.states.find((s) => s.state === 'shedding' && s.at >= onset)
+      expect(entered).toBeDefined()
+      expect(entered!.at - onset).toBeLessThan(160)
+      expect(Math.max(...w.shed(onset).map((o) => o.decidedAt! - o.arrived))).toBeLessThan(100)
+    }
+  })
+
+  it('closed-loop clients, as many as the budget holds, each asking again as its answer arrives (paced): the queue never grows, nothing is shed', () => {
+    for (const service of [S, 13]) {
+      const w = new SimWorker(service)
+      w.run(1000, steady(0.3 * 1000 / service))
+      // 50 of them (their queue, 50 renders, fits the budget) connect at once, then each asks
+      // again as its answer arrives.
+      let answered = 0
+      w.onAnswer = () => { answered++ }
+      for (let c = 0; c < 50; c++) w.arrive(true)
+      w.run(5000, () => {
+        const n = answered
+        answered = 0
+        for (let i = 0; i < n; i++) w.arrive(false, false, true)
+        return 0
+      })
+      expect(w.shed()).toHaveLength(0)
+      expect(w.visited()).not.toContain('shedding')
+      expect(w.served().length).toBeGreaterThan(4 * 1000 / service)
+    }
+  })
+
   it('random (Poisson) arrivals at 0.8x of capacity for two minutes: nothing is shed, on fast or slow renders', () => {
     for (const service of [S, 13]) {
       const w = new SimWorker(service)

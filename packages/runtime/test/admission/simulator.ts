@@ -35,11 +35,14 @@ export class SimWorker {
     return this.controller.oneAtATime ? 1 : 2
   }
 
-  /** `fresh`: the first request on its connection; `retry`: one right after its connection's 503 (see AdmissionController#arrive). */
-  arrive (fresh = false, retry = false): Outcome {
+  /**
+   * `fresh`: the first request on its connection; `retry`: one right after its connection's
+   * 503; `paced`: one right after its connection's last answer (see AdmissionController#arrive).
+   */
+  arrive (fresh = false, retry = false, paced = false): Outcome {
     const o: Outcome = { arrived: this.now }
     this.outcomes.push(o)
-    const verdict = this.controller.arrive(this.now, this.queue.length, this.running.length, this.#capacity(), fresh, retry)
+    const verdict = this.controller.arrive(this.now, this.queue.length, this.running.length, this.#capacity(), fresh, retry, paced)
     this.#note()
     for (let cut = this.controller.excess(this.queue.length); cut > 0; cut--) {
       const w = this.queue.shift()!
