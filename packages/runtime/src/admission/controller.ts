@@ -144,8 +144,9 @@ const STEEP_EACH = 2.5
  * The growth rule, the third way a step is seen: in each of the last GROWTH_RUN spans the
  * queue grew (all arrivals less the renders that ended) by at least GROWTH_EACH times what
  * the thread does at its pace in a span, and by GROWTH_ALL times over all of them. Here every
- * arrival counts, paced ones too: a client that waits for its answers adds an arrival only as
- * a render ends, so closed-loop clients cannot make the queue grow, however many there are.
+ * arrival let in counts, paced ones too (a 503 does not join the queue): a client that waits
+ * for its answers adds an arrival only as a render ends, so closed-loop clients cannot make
+ * the queue grow, however many there are, nor can clients that retry their 503s at once.
  * An open load at 3x grows it by about twice the pace in every span from its first, while
  * the step rule above, which leaves out arrivals within PACED_WINDOW_MS of their
  * connection's last answer, counted barely 2x at such an onset when the load generator
@@ -198,7 +199,7 @@ export class AdmissionController {
   readonly #retries = new Uint32Array(SLOTS)
   readonly #ids = new Float64Array(SLOTS).fill(-1)
   // Per BUCKET_MS bucket, for the step rule, each bucket tagged with its number: arrivals
-  // (paced ones left out), all arrivals, and renders ended.
+  // (paced ones left out), arrivals let in (paced ones too), and renders ended.
   readonly #recent = new Uint32Array(STEP_BUCKETS)
   readonly #recentAll = new Uint32Array(STEP_BUCKETS)
   readonly #recentEnds = new Uint32Array(STEP_BUCKETS)
@@ -248,17 +249,25 @@ export class AdmissionController {
     this.#all[slot]!++
     const bucket = this.#bucket(now)
     if (!paced) this.#recent[bucket]!++
-    this.#recentAll[bucket]!++
     if (retry) this.#retries[slot]!++
     this.#judge(now, queued, queued > 0 && this.#state !== 'shedding' && this.#step(now))
-    if (queued === 0 && busy < capacity) return 'admit'
-    // One render may always wait: the thread never idles between two renders for want of one.
-    if (queued === 0 || this.#drain === 0) return 'admit'
-    const wait = (queued + 1) * this.#drain
-    const tight = (this.#state === 'shedding' || this.#state === 'recovering') && !this.#storm
-    if (wait <= (tight ? this.#target : this.#budget)) return 'admit'
+    // What joins the queue or starts counts toward its growth; a 503 does not.
+    if (this.#admits(queued, busy, capacity)) { this.#recentAll[bucket]!++; return 'admit' }
     this.#rejects[slot]!++
-    return tight ? 'overload' : 'backlog'
+    return this.#tight() ? 'overload' : 'backlog'
+  }
+
+  /** Whether the tight bound (`target`) holds: while shedding or recovering, outside a retry storm. */
+  #tight (): boolean {
+    return (this.#state === 'shedding' || this.#state === 'recovering') && !this.#storm
+  }
+
+  /** Whether an arrival that finds `queued` waiting and `busy` of `capacity` running may start or wait. */
+  #admits (queued: number, busy: number, capacity: number): boolean {
+    if (queued === 0 && busy < capacity) return true
+    // One render may always wait: the thread never idles between two renders for want of one.
+    if (queued === 0 || this.#drain === 0) return true
+    return (queued + 1) * this.#drain <= (this.#tight() ? this.#target : this.#budget)
   }
 
   /**
