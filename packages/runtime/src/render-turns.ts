@@ -5,8 +5,8 @@
 // (one while more arrives than the thread can do), first come first served, and more start
 // whenever the loop idles (renders that wait for I/O). Nothing is shed: a render waits until
 // its turn, however long. Measured on the Next.js example, 2 workers, closed loop of 100
-// connections, 3 alternated rounds (bench/README.md): 162 against 155 req/s, p99 1.0 s
-// against 3.9 s; React Router 689 against 680 req/s, p99 0.2 s against 0.6 s.
+// connections, 3 alternated rounds (docs/overload.md#shedding-off): 180 against 173 req/s,
+// p99 0.7-0.8 s against 3.4-3.8 s; React Router 689 against 680 req/s, p99 0.2 s against 0.6 s.
 //
 // Only routes that declare themselves renders (`config: { render: true }`, which
 // @spindle/next and @spindle/react-router set outside dev mode) get the hook, at route

@@ -20,9 +20,9 @@
 //     more in each of three spans in a row) is seen a span sooner. A step to 3x is seen
 //     about 150 ms after it begins, and the renders queued until then are cut oldest
 //     first, so no 503 of the onset waits much longer than that. The queue's growth says
-//     it too: in each of three spans in a row more arrived (paced requests included) than
-//     ended, by 1.5 times the pace over the three. Clients that wait for their answers
-//     cannot make it grow, so this rule needs no arrival left out.
+//     it too: in each of three spans in a row more renders were let in (paced requests
+//     included) than ended, by 1.5 times the pace over the three. Clients that wait for
+//     their answers cannot make it grow, so this rule needs no arrival left out.
 //   - a climb: the renders that arrived over the last `budget` ms ask for more than 1.25
 //     times that long, and the queue keeps overflowing the budget (not one clump, which
 //     overflows once and drains). This catches overloads too mild for the step rule.
@@ -410,12 +410,7 @@ export class AdmissionController {
     // Spans in a row, from the newest, at STEEP_EACH times the pace or faster.
     let steep = 0
     for (let span = 0; span < STEP_RUN; span++) {
-      let count = 0
-      for (let b = 0; b < perSpan; b++) {
-        const bucket = newest - span * perSpan - b
-        const i = bucket % STEP_BUCKETS
-        if (this.#recentIds[i] === bucket) count += this.#recent[i]!
-      }
+      const count = this.#inSpan(this.#recent, newest, perSpan, span)
       if (count < STEP_EACH * fits) return false
       if (steep === span && count >= STEEP_EACH * fits) steep++
       if (steep === STEEP_RUN) return true
@@ -428,16 +423,22 @@ export class AdmissionController {
   #grows (newest: number, perSpan: number, fits: number): boolean {
     let total = 0
     for (let span = 0; span < GROWTH_RUN; span++) {
-      let growth = 0
-      for (let b = 0; b < perSpan; b++) {
-        const bucket = newest - span * perSpan - b
-        const i = bucket % STEP_BUCKETS
-        if (this.#recentIds[i] === bucket) growth += this.#recentAll[i]! - this.#recentEnds[i]!
-      }
+      const growth = this.#inSpan(this.#recentAll, newest, perSpan, span) - this.#inSpan(this.#recentEnds, newest, perSpan, span)
       if (growth < GROWTH_EACH * fits) return false
       total += growth
     }
     return total >= GROWTH_ALL * GROWTH_RUN * fits
+  }
+
+  /** The sum of `counts` over span `span` (0: the newest) of `perSpan` buckets back from bucket `newest`. */
+  #inSpan (counts: Uint32Array, newest: number, perSpan: number, span: number): number {
+    let sum = 0
+    for (let b = 0; b < perSpan; b++) {
+      const bucket = newest - span * perSpan - b
+      const i = bucket % STEP_BUCKETS
+      if (this.#recentIds[i] === bucket) sum += counts[i]!
+    }
+    return sum
   }
 
   /** The step rule's bucket for `now`, cleared when it starts a new span of time. */
