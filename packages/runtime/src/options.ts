@@ -42,7 +42,7 @@ export interface ServeOptions {
   maxHeapMb?: number
   /**
    * Young-generation size of each worker in MB (Worker resourceLimits): smaller means
-   * shorter but more frequent minor-GC pauses. Default 96 (32 MB semi-spaces), or V8's own
+   * shorter but more frequent minor-GC pauses. Default 48 (16 MB semi-spaces), or V8's own
    * size where that is smaller; 0 leaves the size to V8 (192 MB on a 64-bit machine with a
    * few GB of memory).
    */
@@ -173,13 +173,9 @@ export interface ResolvedOptions {
 
 /**
  * Minor GCs of V8's own young generation (192 MB) stopped a rendering worker for 45-60 ms;
- * at 48 MB they took 10-25 ms and, run more often, cost the same total time at the same
- * load. Since the adapters' pages take turns, few renders are alive at once, and 96 MB gave
- * 2 workers 0.98-0.99x node:cluster's throughput on the Next.js example against 0.92-0.95x
- * at 48, for 0.75-0.78x its resident memory against 0.66-0.69x (bench/young-generation.mjs),
- * with the overload goals as at 48 (docs/overload.md#garbage-collection-pauses).
+ * at 48 MB they take 10-25 ms and, run more often, cost the same total time.
  */
-export const DEFAULT_YOUNG_GENERATION_MB = 96
+export const DEFAULT_YOUNG_GENERATION_MB = 48
 
 const KNOWN = new Set([
   'app', 'appOptions', 'workers', 'port', 'host', 'controlPort', 'controlHost', 'shutdownTimeout',
