@@ -16,11 +16,10 @@
 // and in the readings around it are printed too: on a small machine the generator's share
 // grows with the rate it sends.
 import { parseArgs } from 'node:util'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { wholeArg } from '../lib/args.mjs'
 import { treeCpuSeconds } from '../lib/processes.mjs'
 import { openLoop } from '../lib/open-loop.mjs'
-import { port, url, urlAt, headers, warmupLevel, afterWarmup, unloadedLevel, closedLoopCapacity, startSpindle } from './sequence.mjs'
+import { port, url, urlAt, headers, warmUp, unloadedLevel, closedLoopCapacity, startSpindle } from './sequence.mjs'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '4' }, duration: { type: 'string', default: '5' }, 'max-drift': { type: 'string', default: '10' } } })
 const runs = wholeArg(values, 'runs', 1)
@@ -60,8 +59,7 @@ for (let i = 1; i <= runs; i++) {
     const on = await startSpindle({ shedding: 'on' })
     try {
       const first = await closedLoopCapacity(duration, duration, offUrl)
-      await openLoop({ url, rate: Math.round(first * warmupLevel), duration: 10, headers })
-      await sleep(afterWarmup)
+      await warmUp(first)
       const unloaded = await openLoop({ url, rate: Math.max(1, Math.round(first * unloadedLevel)), duration, headers })
       const before = await closedLoopCapacity(0, duration, offUrl)
       const near = await openLoop({ url, rate: Math.round(before * 0.8), duration, headers })

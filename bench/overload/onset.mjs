@@ -10,7 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { benchArgs, wholeArg } from '../lib/args.mjs'
 import { openLoop } from '../lib/open-loop.mjs'
-import { url, urlAt, headers, closedLoopCapacity, startSpindle, port, warmupLevel, afterWarmup } from './sequence.mjs'
+import { url, urlAt, headers, closedLoopCapacity, startSpindle, port, warmUp } from './sequence.mjs'
 
 const { values } = benchArgs({ options: { runs: { type: 'string', default: '4' }, duration: { type: 'string', default: '5' } } })
 const runs = wholeArg(values, 'runs', 1)
@@ -23,8 +23,7 @@ try {
   const on = await startSpindle({ shedding: 'on' })
   try {
     const first = await closedLoopCapacity(duration, duration, offUrl)
-    await openLoop({ url, rate: Math.round(first * warmupLevel), duration: 10, headers })
-    await sleep(afterWarmup)
+    await warmUp(first)
     for (let run = 1; run <= runs; run++) {
       const capacity = await closedLoopCapacity(0, duration, offUrl)
       const sent = []

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { createRequire } from 'node:module'
 import { startServer } from '../lib/processes.mjs'
 import { openLoop as constantArrivalRate } from '../lib/open-loop.mjs'
-import { port, url, headers, warmupLevel, afterWarmup, unloadedLevel, levels, betweenLevels, closedLoopCapacity } from './sequence.mjs'
+import { port, url, headers, warmUp, unloadedLevel, levels, betweenLevels, closedLoopCapacity } from './sequence.mjs'
 
 const tenth = (x) => (x == null || Number.isNaN(x) ? null : Math.round(x * 10) / 10)
 
@@ -88,8 +88,7 @@ for (let round = 1; round <= rounds; round++) {
     const mine = results.get(name)
     await withServer(name, async () => {
       console.log(`${name} round ${round}/${rounds}: warming up for ${warmup / 1000} s`)
-      if (warmup > 0) await openLoop({ url, rate: Math.round(capacity * warmupLevel), duration: warmup, headers })
-      await sleep(afterWarmup)
+      await warmUp(capacity, warmup)
       mine.unloaded.push(await openLoop({ url, rate: Math.max(1, Math.round(capacity * unloadedLevel)), duration: Math.min(duration, 5000), headers }))
       for (const x of levels) {
         const r = await openLoop({ url, rate: Math.round(capacity * x), duration, headers })

@@ -2,8 +2,10 @@
 // (goals.mjs) and the surge after idling (after-idle.mjs) share: the page under load, how it
 // is asked for, how a Spindle server of it is started, how the capacity is measured, and the
 // sequence of loads, as multiples of the capacity.
+import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { closedLoop } from '../lib/closed-loop.mjs'
+import { openLoop } from '../lib/open-loop.mjs'
 import { startServer } from '../lib/processes.mjs'
 
 export const port = 3190
@@ -29,6 +31,15 @@ export const betweenLevels = 3000
 export async function closedLoopCapacity (warmupSeconds, seconds, target = url) {
   if (warmupSeconds > 0) await closedLoop({ url: target, connections: 16, duration: warmupSeconds, headers })
   return Math.round((await closedLoop({ url: target, connections: 16, duration: seconds, headers })).rps)
+}
+
+/**
+ * Warms the server at `url` up (JIT, the framework's caches): open-loop load at warmupLevel
+ * of `capacity` for `seconds`, then afterWarmup ms of quiet so its backlog clears.
+ */
+export async function warmUp (capacity, seconds = 10) {
+  if (seconds > 0) await openLoop({ url, rate: Math.round(capacity * warmupLevel), duration: seconds, headers })
+  await sleep(afterWarmup)
 }
 
 /** Control port of the Spindle server on `p`: 9391 for the first, the next ones beside it. */

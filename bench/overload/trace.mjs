@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { openLoop } from '../lib/open-loop.mjs'
 import { percentile } from '../lib/stats.mjs'
-import { port, url, headers, warmupLevel, afterWarmup, unloadedLevel, levels, betweenLevels, startSpindle, controlPortAt } from './sequence.mjs'
+import { port, url, headers, warmUp, unloadedLevel, levels, betweenLevels, startSpindle, controlPortAt } from './sequence.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -37,8 +37,7 @@ const server = await startSpindle({ shedding: values.shedding, nodeFlags: values
 const trace = {}
 try {
   console.log(`${values.label}: warming up for 10 s`)
-  await openLoop({ url, rate: Math.round(capacity * warmupLevel), duration: 10, headers })
-  await sleep(afterWarmup)
+  await warmUp(capacity)
   for (const level of [unloadedLevel, ...levels]) {
     const records = []
     // Each worker's event-loop utilization as the supervisor sees it, every 250 ms.
