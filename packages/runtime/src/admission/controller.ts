@@ -147,6 +147,12 @@ const STEEP_EACH = 2.5
  * arrival let in counts, paced ones too (a 503 does not join the queue): a client that waits
  * for its answers adds an arrival only as a render ends, so closed-loop clients cannot make
  * the queue grow, however many there are, nor can clients that retry their 503s at once.
+ * First requests on new connections do not count: each connection brings one, so what they
+ * add is bounded by the clients' number, not their rate (the step rule counts them). A
+ * rate-limited client starting from idle (autocannon -R at half of capacity, 50 connections
+ * opening over about 200 ms on a busy 2-core machine) grew the queue by more than the rule's
+ * bound in three spans in a row with them counted: 38-76 Next.js pages shed in each of three
+ * rolling-restart rounds, every one in the load's first 250 ms.
  * An open load at 3x grows it by about twice the pace in every span from its first, while
  * the step rule above, which leaves out arrivals within PACED_WINDOW_MS of their
  * connection's last answer, counted barely 2x at such an onset when the load generator
@@ -251,8 +257,9 @@ export class AdmissionController {
     if (!paced) this.#recent[bucket]!++
     if (retry) this.#retries[slot]!++
     this.#judge(now, queued, queued > 0 && this.#state !== 'shedding' && this.#step(now))
-    // What joins the queue or starts counts toward its growth; a 503 does not.
-    if (this.#admits(queued, busy, capacity)) { this.#recentAll[bucket]!++; return 'admit' }
+    // What joins the queue or starts counts toward its growth; a 503 does not, nor a first
+    // request (see GROWTH_RUN).
+    if (this.#admits(queued, busy, capacity)) { if (!fresh) this.#recentAll[bucket]!++; return 'admit' }
     this.#rejects[slot]!++
     return this.#tight() ? 'overload' : 'backlog'
   }

@@ -108,6 +108,44 @@ describe('admission controller (fake clock)', () => {
     }
   })
 
+  it('a rate-limited client at half capacity starting from idle: its connections open over 150 ms, each sends at once and again as its answer arrives; nothing is shed', () => {
+    for (const service of [S, 13]) {
+      const capacity = 1000 / service
+      const w = new SimWorker(service)
+      w.run(2000, steady(0.5 * capacity))
+      w.run(1000)
+      // autocannon -R at half of capacity with 50 connections, 25 of them here: each second's
+      // requests go out as fast as the connections allow. In the first second every connection
+      // sends its first request as it opens (25 over 150 ms on a busy 2-core machine), and the
+      // rest of the second's share on answers as they arrive.
+      const connections = 25
+      const perSecond = Math.round(0.5 * capacity)
+      const start = w.now
+      let opened = 0
+      let sent = 0
+      let second = 0
+      const idle: number[] = []
+      const owner = new Map<object, number>()
+      const send = (c: number, fresh: boolean, paced: boolean): void => { sent++; owner.set(w.arrive(fresh, false, paced), c) }
+      w.onAnswer = (o) => {
+        const c = owner.get(o)!
+        if (sent < perSecond) send(c, false, true)
+        else idle.push(c)
+      }
+      w.run(5000, (t) => {
+        while (opened < connections && t - start >= (opened * 150) / connections) send(opened++, true, false)
+        if (Math.floor((t - start) / 1000) !== second) {
+          second = Math.floor((t - start) / 1000)
+          sent = 0
+          while (idle.length > 0 && sent < perSecond) send(idle.shift()!, false, false)
+        }
+        return 0
+      })
+      expect(w.shed()).toHaveLength(0)
+      expect(w.visited()).not.toContain('shedding')
+    }
+  })
+
   it('a burst beyond the budget: the renders that would wait past it are shed with backlog, the rest served within it', () => {
     const w = new SimWorker(S)
     w.run(1000, steady(0.3 * CAPACITY))
