@@ -41,6 +41,7 @@ Options (flags beat environment variables, which beat the config file)
       --no-control            no control server
       --no-shedding           no load shedding (closed-loop capacity tests)
       --no-metrics            no request metrics in the workers
+      --no-parallel-scavenge  workers collect their young generation on their own thread
       --shutdown-timeout <ms> time to finish in-flight requests on drain/shutdown
                                                         env SPINDLE_SHUTDOWN_TIMEOUT  default: 10000
       --stall-timeout <ms>    replace a worker whose event loop is stuck this long  default: 10000
@@ -90,6 +91,7 @@ async function main (argv: string[]): Promise<void> {
         'no-control': { type: 'boolean' },
         'no-shedding': { type: 'boolean' },
         'no-metrics': { type: 'boolean' },
+        'no-parallel-scavenge': { type: 'boolean' },
         'shutdown-timeout': { type: 'string' },
         'stall-timeout': { type: 'string' },
         config: { type: 'string', short: 'c' },
@@ -148,6 +150,7 @@ async function main (argv: string[]): Promise<void> {
       stallTimeout: int('--stall-timeout', values['stall-timeout']),
       shedding: values['no-shedding'] ? (false as const) : undefined,
       metrics: values['no-metrics'] ? false : undefined,
+      parallelScavenge: values['no-parallel-scavenge'] ? false : undefined,
     }),
   }
 

@@ -63,9 +63,11 @@ export class ManagedWorker extends EventEmitter {
       // The first workers start with nobody serving yet: warming them would only delay that.
       warmup: generation > 1 ? opts.warmup : false,
     }
-    // A V8 switch, not a resource limit: it is process-wide, and a new isolate reads it when its
-    // heap is set up, so it is set before each worker starts.
+    // V8 switches, not resource limits: they are process-wide. A new isolate reads the memory
+    // reducer's when its heap is set up, so it is set before each worker starts; every
+    // isolate reads the scavenge one at each minor GC, so it is left alone unless turned off.
     setFlagsFromString(opts.memoryReducer ? '--memory-reducer' : '--no-memory-reducer')
+    if (!opts.parallelScavenge) setFlagsFromString('--no-parallel-scavenge')
     this.thread = new Worker(WORKER_ENTRY, {
       workerData: data,
       name: `spindle-worker-${id}`,

@@ -56,6 +56,17 @@ export interface ServeOptions {
    */
   memoryReducer?: boolean
   /**
+   * Let V8 run each minor GC (scavenge) on helper threads beside the worker, as it does by
+   * default. The helpers are one pool for the whole process, shared by every worker: with
+   * every core busy rendering, a worker waits for helpers that are queued behind the other
+   * workers' tasks, and its core idles meanwhile. false scavenges on each worker's own
+   * thread: more throughput at full load, but longer pauses and more shedding under bursts
+   * below capacity (bench/README.md, Profile findings). A process-wide V8 switch
+   * (`--no-parallel-scavenge`) set as the workers start; true leaves V8's own setting.
+   * Default true.
+   */
+  parallelScavenge?: boolean
+  /**
    * Even out the load between workers: a worker clearly busier than another closes one of
    * its keep-alive connections now and then, and the kernel deals the reconnection out
    * again. Default true.
@@ -151,6 +162,7 @@ export interface ResolvedOptions {
   readonly maxHeapMb: number | undefined
   readonly youngGenerationMb: number
   readonly memoryReducer: boolean
+  readonly parallelScavenge: boolean
   readonly balanceConnections: boolean
   readonly minReadyWorkers: number
   readonly restartDelay: number
@@ -179,7 +191,7 @@ export const DEFAULT_YOUNG_GENERATION_MB = 48
 
 const KNOWN = new Set([
   'app', 'appOptions', 'workers', 'port', 'host', 'controlPort', 'controlHost', 'shutdownTimeout',
-  'startTimeout', 'heartbeatTimeout', 'stallTimeout', 'heapLimitRatio', 'maxHeapMb', 'youngGenerationMb', 'memoryReducer', 'balanceConnections', 'minReadyWorkers',
+  'startTimeout', 'heartbeatTimeout', 'stallTimeout', 'heapLimitRatio', 'maxHeapMb', 'youngGenerationMb', 'memoryReducer', 'parallelScavenge', 'balanceConnections', 'minReadyWorkers',
   'restartDelay', 'maxRestartDelay', 'handleSignals', 'exitOnShutdown', 'cwd', 'env', 'shared',
   'controlRoutes', 'mode', 'logger', 'shedding', 'metrics', 'warmup', 'cache',
 ])
@@ -309,7 +321,7 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
     fail(`maxRestartDelay (${maxRestartDelay}) must be at least restartDelay (${restartDelay})`)
   }
 
-  for (const name of ['handleSignals', 'exitOnShutdown', 'balanceConnections', 'memoryReducer', 'metrics'] as const) {
+  for (const name of ['handleSignals', 'exitOnShutdown', 'balanceConnections', 'memoryReducer', 'parallelScavenge', 'metrics'] as const) {
     if (input[name] !== undefined && typeof input[name] !== 'boolean') fail(`${name} must be a boolean, got ${show(input[name])}`)
   }
   const handleSignals = input.handleSignals ?? true
@@ -348,6 +360,7 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
     maxHeapMb,
     youngGenerationMb,
     memoryReducer: input.memoryReducer ?? false,
+    parallelScavenge: input.parallelScavenge ?? true,
     balanceConnections,
     minReadyWorkers,
     restartDelay,

@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { fixture, get, waitFor } from './helpers.ts'
+import { busiestScavenges, fixture, get, waitFor } from './helpers.ts'
 
 const CLI = fileURLToPath(new URL('../bin/spindle.js', import.meta.url))
 
@@ -16,8 +16,8 @@ afterEach(() => {
   for (const child of running.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
 })
 
-function run (args: string[], opts: { cwd?: string, env?: Record<string, string> } = {}): Run {
-  const child = spawn(process.execPath, [CLI, ...args], {
+function run (args: string[], opts: { cwd?: string, env?: Record<string, string>, node?: string[] } = {}): Run {
+  const child = spawn(process.execPath, [...(opts.node ?? []), CLI, ...args], {
     cwd: opts.cwd ?? process.cwd(),
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -44,7 +44,7 @@ describe('spindle CLI', () => {
   it('documents every flag, env var, signal and probe in --help', async () => {
     const r = run(['--help'])
     expect(await r.exit).toBe(0)
-    for (const word of ['--workers', '--mode', '--port', '--host', '--control-port', '--no-shedding', '--shutdown-timeout', '--config',
+    for (const word of ['--workers', '--mode', '--port', '--host', '--control-port', '--no-shedding', '--no-parallel-scavenge', '--shutdown-timeout', '--config',
       'WORKERS', 'PORT', 'HOST', 'SIGTERM', 'SIGHUP', '/readyz', '/healthz', 'spindle.config', 'Node.js >= 22.22']) {
       expect(r.stdout()).toContain(word)
     }
@@ -142,6 +142,18 @@ describe('spindle CLI', () => {
     expect((await get(control + '/status')).json().workers[0].shed.backlog).toBe(0)
     r.child.kill('SIGTERM')
     expect(await r.exit).toBe(0)
+  })
+
+  it('makes workers collect their young generation on their own thread with --no-parallel-scavenge', async () => {
+    // V8 prints each minor GC with the ms its helper threads spent on it (--trace-gc-nvp).
+    const r = run(['start', fixture('app.js'), '--no-parallel-scavenge', '-w', '1', '-p', '0', '-H', '127.0.0.1', '--no-control'], { node: ['--trace-gc-nvp'] })
+    const url = await waitFor('the start-up banner', () => /url\s+(http:\/\/\S+)/.exec(r.stdout())?.[1], 20_000)
+    for (let i = 0; i < 4; i++) expect((await get(url + '/churn')).status).toBe(200)
+    r.child.kill('SIGTERM')
+    expect(await r.exit).toBe(0)
+    const helperMs = busiestScavenges(r.stdout())
+    expect(helperMs.length).toBeGreaterThan(10)
+    expect(helperMs.every((ms) => ms === 0)).toBe(true)
   })
 
   it('restarts workers one at a time on SIGHUP', async () => {

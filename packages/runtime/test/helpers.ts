@@ -42,3 +42,17 @@ export async function waitFor<T> (what: string, check: () => Promise<T | undefin
   }
   throw new Error(`timed out waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`)
 }
+
+/**
+ * From the output of a process run with V8's --trace-gc-nvp: the ms V8's helper threads spent
+ * on each minor GC (gc=s) of the isolate that ran the most of them (a worker that churned
+ * through objects; the main thread's came before any worker started). Lines are tagged
+ * [pid:isolate:thread].
+ */
+export function busiestScavenges (out: string): number[] {
+  const byIsolate = new Map<string, number[]>()
+  for (const m of out.matchAll(/^\[\d+:(0x[0-9a-f]+):\d+\][^\n]*gc=s [^\n]*background\.scavenge\.parallel=([\d.]+)/gm)) {
+    byIsolate.set(m[1]!, [...(byIsolate.get(m[1]!) ?? []), Number(m[2])])
+  }
+  return [...byIsolate.values()].sort((a, b) => b.length - a.length)[0] ?? []
+}

@@ -37,6 +37,7 @@ describe('serve() options', () => {
     [{ handleSignals: 'yes' }, 'handleSignals must be a boolean, got "yes"'],
     [{ balanceConnections: 1 }, 'balanceConnections must be a boolean, got 1'],
     [{ memoryReducer: 'off' }, 'memoryReducer must be a boolean, got "off"'],
+    [{ parallelScavenge: 'no' }, 'parallelScavenge must be a boolean, got "no"'],
     [{ youngGenerationMb: 2 }, "youngGenerationMb must be 0 (V8's default) or a whole number of at least 3, got 2"],
     [{ youngGenerationMb: 16.5 }, "youngGenerationMb must be 0 (V8's default) or a whole number of at least 3, got 16.5"],
     [{ mode: 'dispatch' }, "mode must be 'auto', 'reusePort' or 'pool', got \"dispatch\""],
@@ -83,6 +84,11 @@ describe('serve() options', () => {
     expect(young(undefined)).toBe(48)
     expect(young(24, { youngGenerationMb: 96 })).toBe(96)
     expect(young(192, { youngGenerationMb: 0 })).toBe(0)
+  })
+
+  it('leaves V8\'s parallel scavenge on unless parallelScavenge is false', () => {
+    expect(resolveOptions({ app }).parallelScavenge).toBe(true)
+    expect(resolveOptions({ app, parallelScavenge: false }).parallelScavenge).toBe(false)
   })
 
   it('defaults workers to the CPUs this process may use', () => {

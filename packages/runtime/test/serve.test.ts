@@ -4,7 +4,7 @@ import { connect } from 'node:net'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { serve, type SpindleServer } from '@spindle/runtime'
-import { fixture, get, waitFor } from './helpers.ts'
+import { busiestScavenges, fixture, get, waitFor } from './helpers.ts'
 
 const base = { app: fixture('app.js'), port: 0, controlPort: 0, handleSignals: false, host: '127.0.0.1' } as const
 
@@ -128,6 +128,26 @@ describe('serve()', () => {
     // worker started, did not reach the worker already running.
     expect(isolates.size, out).toBe(1)
   }, 30_000)
+
+  it('scavenges on each worker\'s own thread with parallelScavenge: false, with V8\'s helpers by default', async () => {
+    // --trace-gc-nvp prints a line per minor GC (gc=s) of every isolate, tagged
+    // [pid:isolate:thread], with the ms V8's helper threads spent on it.
+    const helperMs = async (setting: string): Promise<number[]> => {
+      const child = spawn(process.execPath, ['--trace-gc-nvp', fixture('parallel-scavenge.mjs'), setting], { stdio: ['ignore', 'pipe', 'pipe'] })
+      let out = ''
+      child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+      child.stderr.on('data', (chunk: Buffer) => { out += chunk.toString() })
+      const [code] = await once(child, 'exit') as [number | null]
+      expect(code, out).toBe(0)
+      return busiestScavenges(out)
+    }
+    const own = await helperMs('false')
+    expect(own.length).toBeGreaterThan(10)
+    expect(own.every((ms) => ms === 0)).toBe(true)
+    const helped = await helperMs('default')
+    expect(helped.length).toBeGreaterThan(10)
+    expect(helped.some((ms) => ms > 0)).toBe(true)
+  }, 60_000)
 
   it('replaces a worker that nears its heap limit, draining the old one', async () => {
     server = await serve({ ...base, workers: 1, maxHeapMb: 64, heapLimitRatio: 0.5 })
