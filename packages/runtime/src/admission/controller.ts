@@ -152,7 +152,9 @@ const STEEP_EACH = 2.5
  * they made a rate-limited client starting from idle (autocannon -R at half of capacity, its
  * connections opening while it sends the first second's requests) look like a step: in the
  * fake-clock scenario of it, and in the rolling-restart benchmark on a slower day (0-25
- * Next.js pages shed a round in six rounds, against 0-2 in seven without them).
+ * Next.js pages shed a round in six rounds, against 0-2 in seven without them). The price:
+ * an open load that grows by opening connections is seen by its growth only once it reuses
+ * them (docs/overload.md#admission).
  * An open load at 3x grows it by about twice the pace in every span from its first, while
  * the step rule above, which leaves out arrivals within PACED_WINDOW_MS of their
  * connection's last answer, counted barely 2x at such an onset when the load generator
