@@ -3,6 +3,8 @@
 // blocked on each time a core went idle after it. Needs root and `perf` (linux-perf): the
 // kernel's sched_switch tracepoint is recorded system-wide with kernel stacks.
 //   node bench/off-cpu.mjs [--workload next] [--configs spindle,cluster] [--rounds 2] [--seconds 3]
+//     [--spindle-args=--no-parallel-scavenge]   flags added to `spindle start` (config spindle+ runs
+//                                               Spindle with them, beside plain spindle)
 // Per configuration and round: req/s, the cores the server and the machine's idle task used,
 // and the server's switches to an idle core by cause:
 //   mm-lock  the process's memory-map lock (mmap, munmap, madvise, mprotect, a page fault):
@@ -25,6 +27,7 @@ const { values } = benchArgs({
     configs: { type: 'string', default: 'spindle,cluster' },
     rounds: { type: 'string', default: '2' },
     seconds: { type: 'string', default: '3' },
+    'spindle-args': { type: 'string', default: '' },
   },
 })
 const rounds = wholeArg(values, 'rounds', 1)
@@ -79,7 +82,8 @@ function threadIds (root) {
 console.log(`${values.workload}, 2 workers, closed loop of 100 connections; perf sched_switch for ${seconds} s per round`)
 for (let round = 1; round <= rounds; round++) {
   for (const config of values.configs.split(',')) {
-    const job = workload.launch(config, { workers: 2, port })
+    const job = workload.launch(config === 'spindle+' ? 'spindle' : config, { workers: 2, port })
+    if (config === 'spindle+') job.args = [...job.args, ...values['spindle-args'].split(' ').filter(Boolean)]
     if (job.unavailable) { console.log(`${config}: ${job.unavailable}`); continue }
     await waitPortFree(port)
     const server = await startServer({ ...job, readyUrl: url, headers: workload.headers })
@@ -90,10 +94,12 @@ for (let round = 1; round <= rounds; round++) {
       const tids = threadIds(server.pid)
       const cpu0 = treeCpuSeconds(server.pid)
       const ticks0 = machineTicks()
+      const t0 = performance.now()
       const perf = spawn('perf', ['record', '-q', '-a', '-g', '-e', 'sched:sched_switch', '-o', data, '--', 'sleep', String(seconds)], { stdio: 'ignore' })
       await new Promise((resolve) => perf.on('exit', resolve))
       const ticks1 = machineTicks()
-      const cores = (treeCpuSeconds(server.pid) - cpu0) / seconds
+      // perf takes a moment to start and to write its file: the span is measured, not assumed.
+      const cores = (treeCpuSeconds(server.pid) - cpu0) / ((performance.now() - t0) / 1000)
       const result = await load
       const script = execFileSync('perf', ['script', '-i', data], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] })
       const counts = idleSwitches(script, tids)
