@@ -12,7 +12,7 @@
 //   futex    another thread of the process (a garbage-collection join, a mutex)
 //   poll     the event loop waiting for I/O (no request ready)
 import { execFileSync, spawn } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -80,33 +80,37 @@ function threadIds (root) {
 }
 
 console.log(`${values.workload}, 2 workers, closed loop of 100 connections; perf sched_switch for ${seconds} s per round`)
-for (let round = 1; round <= rounds; round++) {
-  for (const config of values.configs.split(',')) {
-    const job = workload.launch(config === 'spindle+' ? 'spindle' : config, { workers: 2, port })
-    if (config === 'spindle+') job.args = [...job.args, ...values['spindle-args'].split(' ').filter(Boolean)]
-    if (job.unavailable) { console.log(`${config}: ${job.unavailable}`); continue }
-    await waitPortFree(port)
-    const server = await startServer({ ...job, readyUrl: url, headers: workload.headers })
-    try {
-      await closedLoop({ url, connections: 100, duration: 3, headers: workload.headers })
-      const load = closedLoop({ url, connections: 100, duration: seconds + 2, headers: workload.headers })
-      await sleep(1000)
-      const tids = threadIds(server.pid)
-      const cpu0 = treeCpuSeconds(server.pid)
-      const ticks0 = machineTicks()
-      const t0 = performance.now()
-      const perf = spawn('perf', ['record', '-q', '-a', '-g', '-e', 'sched:sched_switch', '-o', data, '--', 'sleep', String(seconds)], { stdio: 'ignore' })
-      await new Promise((resolve) => perf.on('exit', resolve))
-      const ticks1 = machineTicks()
-      // perf takes a moment to start and to write its file: the span is measured, not assumed.
-      const cores = (treeCpuSeconds(server.pid) - cpu0) / ((performance.now() - t0) / 1000)
-      const result = await load
-      const script = execFileSync('perf', ['script', '-i', data], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] })
-      const counts = idleSwitches(script, tids)
-      const idle = ((ticks1.idle - ticks0.idle) / (ticks1.all - ticks0.all)) * cpus().length
-      console.log(`round ${round} ${config}: ${Math.round(result.rps)} req/s, server ${cores.toFixed(2)} cores, idle ${idle.toFixed(2)} cores;` +
-        ` switches to idle in ${seconds} s: ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ')}`)
-    } finally { await server.stop() }
+try {
+  for (let round = 1; round <= rounds; round++) {
+    for (const config of values.configs.split(',')) {
+      const job = workload.launch(config === 'spindle+' ? 'spindle' : config, { workers: 2, port })
+      if (config === 'spindle+') job.args = [...job.args, ...values['spindle-args'].split(' ').filter(Boolean)]
+      if (job.unavailable) { console.log(`${config}: ${job.unavailable}`); continue }
+      await waitPortFree(port)
+      const server = await startServer({ ...job, readyUrl: url, headers: workload.headers })
+      try {
+        await closedLoop({ url, connections: 100, duration: 3, headers: workload.headers })
+        const load = closedLoop({ url, connections: 100, duration: seconds + 2, headers: workload.headers })
+        await sleep(1000)
+        const tids = threadIds(server.pid)
+        const cpu0 = treeCpuSeconds(server.pid)
+        const ticks0 = machineTicks()
+        const t0 = performance.now()
+        const perf = spawn('perf', ['record', '-q', '-a', '-g', '-e', 'sched:sched_switch', '-o', data, '--', 'sleep', String(seconds)], { stdio: 'ignore' })
+        await new Promise((resolve) => perf.on('exit', resolve))
+        const ticks1 = machineTicks()
+        // perf takes a moment to start and to write its file: the span is measured, not assumed.
+        const cores = (treeCpuSeconds(server.pid) - cpu0) / ((performance.now() - t0) / 1000)
+        const result = await load
+        const script = execFileSync('perf', ['script', '-i', data], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] })
+        const counts = idleSwitches(script, tids)
+        const idle = ((ticks1.idle - ticks0.idle) / (ticks1.all - ticks0.all)) * cpus().length
+        console.log(`round ${round} ${config}: ${Math.round(result.rps)} req/s, server ${cores.toFixed(2)} cores, idle ${idle.toFixed(2)} cores;` +
+          ` switches to idle in ${seconds} s: ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ')}`)
+      } finally { await server.stop() }
+    }
   }
+} finally {
+  // perf's recording is large (tens of MB): it goes, whatever happened.
+  rmSync(data, { force: true })
 }
-execFileSync('rm', ['-f', data])
