@@ -96,7 +96,9 @@ try {
         const cpu0 = treeCpuSeconds(server.pid)
         const ticks0 = machineTicks()
         const t0 = performance.now()
-        const perf = spawn('perf', ['record', '-q', '-a', '-g', '-e', 'sched:sched_switch', '-o', data, '--', 'sleep', String(seconds)], { stdio: 'ignore' })
+        // perf would keep the previous round's file as <name>.old: it goes first.
+      rmSync(data, { force: true })
+      const perf = spawn('perf', ['record', '-q', '-a', '-g', '-e', 'sched:sched_switch', '-o', data, '--', 'sleep', String(seconds)], { stdio: 'ignore' })
         await new Promise((resolve) => perf.on('exit', resolve))
         const ticks1 = machineTicks()
         // perf takes a moment to start and to write its file: the span is measured, not assumed.
@@ -113,4 +115,5 @@ try {
 } finally {
   // perf's recording is large (tens of MB): it goes, whatever happened.
   rmSync(data, { force: true })
+  rmSync(`${data}.old`, { force: true })
 }
