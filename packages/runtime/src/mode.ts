@@ -1,7 +1,8 @@
 // Which way requests reach the app's renders: several Fastify workers sharing the port
 // through SO_REUSEPORT, or one Fastify worker that sends renders to a pool of threads.
 import { SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED } from './errors.ts'
-import { fail, show } from './option-checks.ts'
+import { fail } from './option-checks.ts'
+import { show } from './option-validator.ts'
 
 export type ModeOption = 'auto' | 'reusePort' | 'pool'
 export type Mode = 'reusePort' | 'pool'

@@ -2,7 +2,9 @@ import { isAbsolute, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { defaultWorkerCount } from './cpus.ts'
-import { fail, show } from './option-checks.ts'
+import { fail } from './option-checks.ts'
+import { optionChecker } from './option-validator.ts'
+import { serveSchema } from './option-schema.ts'
 import { resolveMode, type Mode, type ModeOption } from './mode.ts'
 import { silentLogger, type SupervisorLogger } from './logger.ts'
 import { resolveSheddingOptions, type LoadSheddingOptions, type ResolvedSheddingOptions } from './shed-options.ts'
@@ -189,47 +191,11 @@ export interface ResolvedOptions {
  */
 export const DEFAULT_YOUNG_GENERATION_MB = 48
 
-const KNOWN = new Set([
-  'app', 'appOptions', 'workers', 'port', 'host', 'controlPort', 'controlHost', 'shutdownTimeout',
-  'startTimeout', 'heartbeatTimeout', 'stallTimeout', 'heapLimitRatio', 'maxHeapMb', 'youngGenerationMb', 'memoryReducer', 'parallelScavenge', 'balanceConnections', 'minReadyWorkers',
-  'restartDelay', 'maxRestartDelay', 'handleSignals', 'exitOnShutdown', 'cwd', 'env', 'shared',
-  'controlRoutes', 'mode', 'logger', 'shedding', 'metrics', 'warmup', 'cache',
-])
-
-function positiveInt (name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    fail(`${name} must be a positive integer, got ${show(value)}`)
-  }
-  return value
-}
-
-function duration (name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    fail(`${name} must be a positive number of milliseconds, got ${show(value)}`)
-  }
-  return value
-}
-
-function portNumber (name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65535) {
-    fail(`${name} must be an integer from 0 to 65535, got ${show(value)}`)
-  }
-  return value
-}
-
-function hostName (name: string, value: unknown, fallback: string): string {
-  if (value === undefined) return fallback
-  if (typeof value !== 'string' || value.length === 0) fail(`${name} must be a non-empty string, got ${show(value)}`)
-  return value
-}
+const checkServeOptions = optionChecker(serveSchema, fail, { URL })
 
 /** `cache.url`, else SPINDLE_CACHE_URL; the URL itself is checked by @spindle/cache when the fleet starts. */
-function resolveCache (input: unknown): ResolvedOptions['cache'] {
-  const { url, ...options } = plainObject('cache', input)
-  if (url !== undefined && (typeof url !== 'string' || url === '')) fail(`cache.url must be a non-empty string, got ${show(url)}`)
+function resolveCache (input: ServeOptions['cache']): ResolvedOptions['cache'] {
+  const { url, ...options } = input ?? {}
   const env = process.env.SPINDLE_CACHE_URL
   if (typeof url === 'string') return Object.freeze({ url, source: 'cache.url', options: Object.freeze(options) })
   if (env !== undefined && env !== '') return Object.freeze({ url: env, source: 'SPINDLE_CACHE_URL', options: Object.freeze(options) })
@@ -238,141 +204,81 @@ function resolveCache (input: unknown): ResolvedOptions['cache'] {
 
 function resolveWarmup (input: WarmupOptions | false | undefined): ResolvedWarmup | false {
   if (input === false) return false
-  const opts = plainObject('warmup', input)
-  for (const key of Object.keys(opts)) {
-    if (!['paths', 'requests', 'timeout'].includes(key)) fail(`unknown option ${JSON.stringify('warmup.' + key)}`)
-  }
-  const paths = opts.paths ?? ['/']
-  if (!Array.isArray(paths) || !paths.every((p) => typeof p === 'string' && p.startsWith('/'))) {
-    fail(`warmup.paths must be an array of paths starting with '/', got ${show(paths)}`)
-  }
-  const requests = opts.requests ?? 20
-  if (typeof requests !== 'number' || !Number.isInteger(requests) || requests < 0) fail(`warmup.requests must be a whole number from 0, got ${show(requests)}`)
-  return Object.freeze({ paths: Object.freeze([...paths]), requests, timeout: duration('warmup.timeout', opts.timeout, 5000) })
-}
-
-function plainObject (name: string, value: unknown): Record<string, unknown> {
-  if (value === undefined) return {}
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    fail(`${name} must be an object, got ${show(value)}`)
-  }
-  return { ...(value as Record<string, unknown>) }
+  return Object.freeze({ paths: Object.freeze([...input?.paths ?? ['/']]), requests: input?.requests ?? 20, timeout: input?.timeout ?? 5000 })
 }
 
 /**
- * Checks every option, fills defaults, and returns a frozen copy. Throws
- * SPINDLE_RUNTIME_INVALID_OPTION. `v8YoungGenerationMb`: the young-generation size V8 would
- * give a worker on its own, which caps the default of `youngGenerationMb`.
+ * Checks every option against the schema (option-schema.ts) and their relations, fills
+ * defaults, and returns a frozen copy. Throws SPINDLE_RUNTIME_INVALID_OPTION.
+ * `v8YoungGenerationMb`: the young-generation size V8 would give a worker on its own, which
+ * caps the default of `youngGenerationMb`.
  */
 export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: number): ResolvedOptions {
-  if (typeof input !== 'object' || input === null) fail(`options must be an object, got ${show(input)}`)
-  for (const key of Object.keys(input)) {
-    if (!KNOWN.has(key)) fail(`unknown option ${JSON.stringify(key)}`)
-  }
+  checkServeOptions(input)
 
-  const cwd = input.cwd === undefined ? process.cwd() : hostName('cwd', input.cwd, '')
+  const cwd = input.cwd ?? process.cwd()
   let appPath: string
   if (input.app instanceof URL) {
     if (input.app.protocol !== 'file:') fail(`app must be a path or a file: URL, got ${input.app.href}`)
     appPath = fileURLToPath(input.app)
-  } else if (typeof input.app === 'string' && input.app.length > 0) {
-    appPath = input.app.startsWith('file:') ? fileURLToPath(input.app) : (isAbsolute(input.app) ? input.app : resolve(cwd, input.app))
   } else {
-    fail(`app must be the path of a module whose default export is a Fastify plugin, got ${show(input.app)}`)
+    appPath = input.app.startsWith('file:') ? fileURLToPath(input.app) : (isAbsolute(input.app) ? input.app : resolve(cwd, input.app))
   }
 
-  const threads = positiveInt('workers', input.workers, defaultWorkerCount())
-  if (threads > 1024) fail(`workers must be at most 1024, got ${threads}`)
+  const threads = input.workers ?? defaultWorkerCount()
   const { mode, reason: modeReason } = resolveMode(input.mode)
   const workers = mode === 'pool' ? 1 : threads
+  const controlPort = input.controlPort ?? 9091
+  const youngGenerationMb = input.youngGenerationMb ?? Math.min(DEFAULT_YOUNG_GENERATION_MB, v8YoungGenerationMb ?? DEFAULT_YOUNG_GENERATION_MB)
 
-  let controlPort: number | false = 9091
-  if (input.controlPort === false) controlPort = false
-  else controlPort = portNumber('controlPort', input.controlPort, 9091)
-
-  const heapLimitRatio = input.heapLimitRatio ?? 0.9
-  if (typeof heapLimitRatio !== 'number' || !(heapLimitRatio > 0 && heapLimitRatio <= 1)) {
-    fail(`heapLimitRatio must be a number above 0 and at most 1, got ${show(heapLimitRatio)}`)
-  }
-
-  const maxHeapMb = input.maxHeapMb === undefined ? undefined : positiveInt('maxHeapMb', input.maxHeapMb, 0)
-  const young = input.youngGenerationMb
-  if (young !== undefined && (typeof young !== 'number' || !Number.isInteger(young) || (young !== 0 && young < 3))) {
-    fail(`youngGenerationMb must be 0 (V8's default) or a whole number of at least 3, got ${show(young)}`)
-  }
-  const youngGenerationMb = young ?? Math.min(DEFAULT_YOUNG_GENERATION_MB, v8YoungGenerationMb ?? DEFAULT_YOUNG_GENERATION_MB)
-
-  const minReadyWorkers = positiveInt('minReadyWorkers', input.minReadyWorkers, Math.ceil(workers / 2))
+  const minReadyWorkers = input.minReadyWorkers ?? Math.ceil(workers / 2)
   if (minReadyWorkers > workers) {
     fail(mode === 'pool'
       ? `minReadyWorkers must be 1 in pool mode (one Fastify worker), got ${minReadyWorkers}`
       : `minReadyWorkers must be at most workers (${workers}), got ${minReadyWorkers}`)
   }
-
-  const heartbeatTimeout = duration('heartbeatTimeout', input.heartbeatTimeout, 1000)
-  const stallTimeout = duration('stallTimeout', input.stallTimeout, 10_000)
+  const heartbeatTimeout = input.heartbeatTimeout ?? 1000
+  const stallTimeout = input.stallTimeout ?? 10_000
   if (stallTimeout < heartbeatTimeout) {
     fail(`stallTimeout (${stallTimeout}) must be at least heartbeatTimeout (${heartbeatTimeout})`)
   }
-
-  const restartDelay = duration('restartDelay', input.restartDelay, 100)
-  const maxRestartDelay = duration('maxRestartDelay', input.maxRestartDelay, 10_000)
+  const restartDelay = input.restartDelay ?? 100
+  const maxRestartDelay = input.maxRestartDelay ?? 10_000
   if (maxRestartDelay < restartDelay) {
     fail(`maxRestartDelay (${maxRestartDelay}) must be at least restartDelay (${restartDelay})`)
   }
-
-  for (const name of ['handleSignals', 'exitOnShutdown', 'balanceConnections', 'memoryReducer', 'parallelScavenge', 'metrics'] as const) {
-    if (input[name] !== undefined && typeof input[name] !== 'boolean') fail(`${name} must be a boolean, got ${show(input[name])}`)
-  }
   const handleSignals = input.handleSignals ?? true
-  const balanceConnections = input.balanceConnections ?? true
-
-  const env = plainObject('env', input.env)
-  for (const [k, v] of Object.entries(env)) {
-    if (typeof v !== 'string') fail(`env.${k} must be a string, got ${show(v)}`)
-  }
-
-  const controlRoutes = plainObject('controlRoutes', input.controlRoutes)
-  for (const [k, v] of Object.entries(controlRoutes)) {
-    if (!/^[A-Z]+ \/\S*$/.test(k)) fail(`controlRoutes keys must look like 'GET /path', got ${JSON.stringify(k)}`)
-    if (typeof v !== 'function') fail(`controlRoutes[${JSON.stringify(k)}] must be a function, got ${show(v)}`)
-  }
-
-  const logger = input.logger ?? silentLogger
-  if (typeof logger.info !== 'function' || typeof logger.warn !== 'function' || typeof logger.error !== 'function') {
-    fail('logger must have info, warn and error methods')
-  }
 
   return Object.freeze({
     appPath,
-    appOptions: Object.freeze(plainObject('appOptions', input.appOptions)),
+    appOptions: Object.freeze({ ...input.appOptions }),
     workers,
     poolThreads: mode === 'pool' ? threads : 0,
-    port: portNumber('port', input.port, 3000),
-    host: hostName('host', input.host, '0.0.0.0'),
+    port: input.port ?? 3000,
+    host: input.host ?? '0.0.0.0',
     controlPort,
-    controlHost: hostName('controlHost', input.controlHost, '127.0.0.1'),
-    shutdownTimeout: duration('shutdownTimeout', input.shutdownTimeout, 10_000),
-    startTimeout: duration('startTimeout', input.startTimeout, 60_000),
+    controlHost: input.controlHost ?? '127.0.0.1',
+    shutdownTimeout: input.shutdownTimeout ?? 10_000,
+    startTimeout: input.startTimeout ?? 60_000,
     heartbeatTimeout,
     stallTimeout,
-    heapLimitRatio,
-    maxHeapMb,
+    heapLimitRatio: input.heapLimitRatio ?? 0.9,
+    maxHeapMb: input.maxHeapMb,
     youngGenerationMb,
     memoryReducer: input.memoryReducer ?? false,
     parallelScavenge: input.parallelScavenge ?? true,
-    balanceConnections,
+    balanceConnections: input.balanceConnections ?? true,
     minReadyWorkers,
     restartDelay,
     maxRestartDelay,
     handleSignals,
     exitOnShutdown: input.exitOnShutdown ?? handleSignals,
-    env: Object.freeze(env as Record<string, string>),
-    shared: Object.freeze(plainObject('shared', input.shared)),
-    controlRoutes: Object.freeze(controlRoutes as Record<string, ControlHandler>),
+    env: Object.freeze({ ...input.env }),
+    shared: Object.freeze({ ...input.shared }),
+    controlRoutes: Object.freeze({ ...input.controlRoutes }),
     mode,
     modeReason,
-    logger,
+    logger: input.logger ?? silentLogger,
     shedding: input.shedding === false ? false : resolveSheddingOptions(input.shedding, 'shedding.'),
     // Without the control port nothing reads them: the workers keep none unless asked to.
     metrics: input.metrics ?? controlPort !== false,

@@ -1,6 +1,8 @@
-// Options of the load-shedding plugin: checked once, defaults filled, copied and frozen, so
-// the per-request path only compares numbers.
-import { fail, show } from './option-checks.ts'
+// Options of the load-shedding plugin: checked once against their schema, defaults filled,
+// copied and frozen, so the per-request path only compares numbers.
+import { fail } from './option-checks.ts'
+import { optionChecker } from './option-validator.ts'
+import { sheddingSchema } from './option-schema.ts'
 
 export interface LoadSheddingOptions {
   /**
@@ -84,53 +86,33 @@ const DEFAULT_OVERLOAD_BACKLOG = 10
 /** The latency budget unless told otherwise (see maxBacklog). */
 const DEFAULT_MAX_BACKLOG = 1000
 
-const KNOWN = new Set([
-  'maxBacklog', 'overloadBacklog', 'maxEventLoopDelay', 'maxEventLoopUtilization', 'maxHeapUsedBytes', 'sampleInterval', 'maxQueueTime',
-  'maxHeapRatio', 'unreadyAfter', 'retryAfter', 'retryHold', 'staticPrefixes',
-])
+const checkSheddingOptions = optionChecker(sheddingSchema, fail)
 
-function atLeastZero (prefix: string, name: string, value: unknown, fallback: number, max = Infinity): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > max) {
-    fail(`${prefix}${name} must be a number from 0 to ${max}, got ${show(value)}`)
-  }
-  return value
-}
-
-/** Throws SPINDLE_RUNTIME_INVALID_OPTION naming the option; `prefix` is 'shedding.' under serve(). */
+/**
+ * Checks the options against the schema (option-schema.ts), fills defaults and returns a
+ * frozen copy. Throws SPINDLE_RUNTIME_INVALID_OPTION naming the option; `prefix` is
+ * 'shedding.' under serve(), whose own schema has checked them already.
+ */
 export function resolveSheddingOptions (input: LoadSheddingOptions | undefined, prefix = ''): ResolvedSheddingOptions {
   const opts = input ?? {}
-  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
-    fail(`${prefix ? prefix.slice(0, -1) : 'options'} must be an object or false, got ${show(opts)}`)
-  }
-  for (const key of Object.keys(opts)) {
-    if (!KNOWN.has(key)) fail(`unknown option ${JSON.stringify(prefix + key)}`)
-  }
-  const sampleInterval = atLeastZero(prefix, 'sampleInterval', opts.sampleInterval, 250)
-  if (sampleInterval < 10) fail(`${prefix}sampleInterval must be at least 10 ms, got ${sampleInterval}`)
-  const retryAfter = atLeastZero(prefix, 'retryAfter', opts.retryAfter, 1)
-  if (!Number.isInteger(retryAfter)) fail(`${prefix}retryAfter must be a whole number of seconds, got ${retryAfter}`)
-  const prefixes = opts.staticPrefixes ?? DEFAULT_STATIC_PREFIXES
-  if (!Array.isArray(prefixes) || !prefixes.every((p) => typeof p === 'string' && p.startsWith('/'))) {
-    fail(`${prefix}staticPrefixes must be an array of paths starting with '/'`)
-  }
-  const maxBacklog = atLeastZero(prefix, 'maxBacklog', opts.maxBacklog, DEFAULT_MAX_BACKLOG)
-  const overloadBacklog = atLeastZero(prefix, 'overloadBacklog', opts.overloadBacklog, maxBacklog > DEFAULT_OVERLOAD_BACKLOG ? DEFAULT_OVERLOAD_BACKLOG : 0)
+  checkSheddingOptions(opts)
+  const maxBacklog = opts.maxBacklog ?? DEFAULT_MAX_BACKLOG
+  const overloadBacklog = opts.overloadBacklog ?? (maxBacklog > DEFAULT_OVERLOAD_BACKLOG ? DEFAULT_OVERLOAD_BACKLOG : 0)
   if (overloadBacklog > 0 && overloadBacklog >= maxBacklog) {
     fail(`${prefix}overloadBacklog (${overloadBacklog}) must be below maxBacklog (${maxBacklog}), or 0`)
   }
   return Object.freeze({
     maxBacklog,
     overloadBacklog,
-    maxEventLoopDelay: atLeastZero(prefix, 'maxEventLoopDelay', opts.maxEventLoopDelay, 0),
-    maxEventLoopUtilization: atLeastZero(prefix, 'maxEventLoopUtilization', opts.maxEventLoopUtilization, 0, 1),
-    maxHeapUsedBytes: atLeastZero(prefix, 'maxHeapUsedBytes', opts.maxHeapUsedBytes, 0),
-    sampleInterval,
-    maxQueueTime: atLeastZero(prefix, 'maxQueueTime', opts.maxQueueTime, 2000),
-    maxHeapRatio: atLeastZero(prefix, 'maxHeapRatio', opts.maxHeapRatio, 0.8, 1),
-    unreadyAfter: atLeastZero(prefix, 'unreadyAfter', opts.unreadyAfter, 5000),
-    retryAfter,
-    retryHold: atLeastZero(prefix, 'retryHold', opts.retryHold, DEFAULT_RETRY_HOLD),
-    staticPrefixes: Object.freeze([...prefixes]),
+    maxEventLoopDelay: opts.maxEventLoopDelay ?? 0,
+    maxEventLoopUtilization: opts.maxEventLoopUtilization ?? 0,
+    maxHeapUsedBytes: opts.maxHeapUsedBytes ?? 0,
+    sampleInterval: opts.sampleInterval ?? 250,
+    maxQueueTime: opts.maxQueueTime ?? 2000,
+    maxHeapRatio: opts.maxHeapRatio ?? 0.8,
+    unreadyAfter: opts.unreadyAfter ?? 5000,
+    retryAfter: opts.retryAfter ?? 1,
+    retryHold: opts.retryHold ?? DEFAULT_RETRY_HOLD,
+    staticPrefixes: Object.freeze([...opts.staticPrefixes ?? DEFAULT_STATIC_PREFIXES]),
   })
 }

@@ -91,7 +91,7 @@ describe('spindle CLI', () => {
     const r = run(['start', fixture('app.js'), '--port', '0', '--control-port', '0'], { env: { WORKERS: '0' } })
     expect(await r.exit).toBe(1)
     expect(r.stderr()).toContain('SPINDLE_RUNTIME_INVALID_OPTION')
-    expect(r.stderr()).toContain('workers must be a positive integer, got 0')
+    expect(r.stderr()).toContain('workers must be a whole number from 1 to 1024, got 0')
   })
 
   it('fails at once with the app\'s own error when the app throws at start-up', async () => {
