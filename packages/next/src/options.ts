@@ -1,7 +1,9 @@
 import { existsSync, statSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { isMainThread, workerData } from 'node:worker_threads'
+import { optionChecker } from '@spindle/runtime/option-validator'
 import { SPINDLE_NEXT_INVALID_OPTION, SPINDLE_NEXT_NO_BUILD } from './errors.ts'
+import { nextAdapterSchema } from './option-schema.ts'
 
 export interface NextAdapterOptions {
   /** Folder of the Next.js app (where next.config and .next live). Relative paths resolve from process.cwd(). */
@@ -46,29 +48,21 @@ export interface ResolvedNextAdapterOptions {
   readonly portKnown: boolean
 }
 
-const KNOWN = new Set(['dir', 'dev', 'quiet', 'threads', 'threadConcurrency', 'maxBacklog', 'hangTimeout', 'hostname', 'port'])
-
 function fail (message: string): never {
   throw new SPINDLE_NEXT_INVALID_OPTION(message)
 }
 
-/** Checks the options before Next starts; a production app must have been built. */
+const checkOptions = optionChecker(nextAdapterSchema, fail)
+
+/** Checks the options against the schema (option-schema.ts) before Next starts; a production app must have been built. */
 export function resolveNextOptions (input: NextAdapterOptions): ResolvedNextAdapterOptions {
-  if (typeof input !== 'object' || input === null) fail('options must be an object with a `dir`')
-  for (const key of Object.keys(input)) if (!KNOWN.has(key)) fail(`unknown option ${JSON.stringify(key)}`)
-  if (typeof input.dir !== 'string' || input.dir.length === 0) fail(`dir must be the path of a Next.js app folder, got ${JSON.stringify(input.dir)}`)
+  checkOptions(input)
   const dir = isAbsolute(input.dir) ? input.dir : resolve(input.dir)
   if (!existsSync(dir) || !statSync(dir).isDirectory()) fail(`dir must be an existing folder, got ${JSON.stringify(dir)}`)
-  for (const name of ['dev', 'quiet'] as const) {
-    if (input[name] !== undefined && typeof input[name] !== 'boolean') fail(`${name} must be a boolean, got ${JSON.stringify(input[name])}`)
-  }
   const dev = input.dev ?? false
   if (!dev && !existsSync(join(dir, '.next', 'BUILD_ID'))) throw new SPINDLE_NEXT_NO_BUILD(dir)
-  const threads = input.threads === undefined ? (dev ? 0 : envThreads()) : count(input.threads, 'threads', 0)
+  const threads = input.threads ?? (dev ? 0 : envThreads())
   if (threads > 0 && dev) fail('threads is for a production build: with dev: true Next renders in the thread that runs Fastify')
-  if (input.hostname !== undefined && (typeof input.hostname !== 'string' || input.hostname.length === 0)) fail(`hostname must be a non-empty string, got ${JSON.stringify(input.hostname)}`)
-  if (input.port !== undefined) count(input.port, 'port', 1)
-  if (input.port !== undefined && input.port > 65_535) fail(`port must be an integer from 1 to 65535, got ${input.port}`)
   const listening = runtimeAddress()
   const port = input.port ?? listening?.port ?? envPort()
   return Object.freeze({
@@ -76,18 +70,13 @@ export function resolveNextOptions (input: NextAdapterOptions): ResolvedNextAdap
     dev,
     quiet: input.quiet ?? true,
     threads,
-    threadConcurrency: count(input.threadConcurrency ?? 4, 'threadConcurrency', 1),
-    maxBacklog: count(input.maxBacklog ?? 1000, 'maxBacklog', 1),
-    hangTimeout: count(input.hangTimeout ?? 10_000, 'hangTimeout', 0),
+    threadConcurrency: input.threadConcurrency ?? 4,
+    maxBacklog: input.maxBacklog ?? 1000,
+    hangTimeout: input.hangTimeout ?? 10_000,
     hostname: input.hostname ?? listening?.host ?? 'localhost',
     port: port ?? 3000,
     portKnown: port !== undefined,
   })
-}
-
-function count (value: unknown, name: string, min: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) fail(`${name} must be an integer from ${min}, got ${JSON.stringify(value)}`)
-  return value
 }
 
 /** `spindle start --mode pool` runs one Fastify worker and tells it the pool size here. */

@@ -146,6 +146,9 @@ describe('nextAdapter options', () => {
       [{ dir: appDir, dev: 'yes' }, 'dev must be a boolean'],
       [{ dir: appDir, dri: 'x' }, 'unknown option "dri"'],
       [{ dir: 42 }, 'dir must be the path of a Next.js app folder'],
+      [{}, 'dir must be the path of a Next.js app folder, got undefined'],
+      [{ dir: appDir, threadConcurrency: 0 }, 'threadConcurrency must be an integer from 1, got 0'],
+      [{ dir: appDir, quiet: null }, 'quiet must be a boolean, got null'],
     ] as const) {
       const app = Fastify()
       await expect(app.register(nextAdapter, opts as never)).rejects.toMatchObject({ code: 'SPINDLE_NEXT_INVALID_OPTION', message: expect.stringContaining(message) })

@@ -2,7 +2,9 @@ import { existsSync, statSync } from 'node:fs'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { RouterContextProvider, ServerBuild } from 'react-router'
+import { optionChecker } from '@spindle/runtime/option-validator'
 import { SPINDLE_REACT_ROUTER_BUILD_NOT_FOUND, SPINDLE_REACT_ROUTER_INVALID_OPTION } from './errors.ts'
+import { reactRouterAdapterSchema } from './option-schema.ts'
 
 export type BuildOption = string | ServerBuild | (() => ServerBuild | Promise<ServerBuild>)
 
@@ -64,40 +66,29 @@ export interface ResolvedOptions {
   readonly hangTimeout: number
 }
 
-const KNOWN = new Set(['build', 'getLoadContext', 'mode', 'clientDir', 'staticMaxAge', 'dev', 'root', 'threads', 'threadConcurrency', 'maxBacklog', 'hangTimeout'])
-
 function fail (message: string): never {
   throw new SPINDLE_REACT_ROUTER_INVALID_OPTION(message)
 }
 
+const checkOptions = optionChecker(reactRouterAdapterSchema, fail)
+
+/** Checks the options against the schema (option-schema.ts), then what the build, the folders and dev mode need. */
 export function resolveAdapterOptions (input: ReactRouterAdapterOptions): ResolvedOptions {
-  if (typeof input !== 'object' || input === null) fail('options must be an object with a `build`')
-  for (const key of Object.keys(input)) if (!KNOWN.has(key)) fail(`unknown option ${JSON.stringify(key)}`)
-  if (input.dev !== undefined && typeof input.dev !== 'boolean') fail(`dev must be a boolean, got ${JSON.stringify(input.dev)}`)
+  checkOptions(input)
   if (input.dev) return resolveDevOptions(input)
   if (input.root !== undefined) fail('root is the app folder for dev: true; a production build is given as `build`')
   let build = input.build
   let clientDir: string | undefined
   if (typeof build === 'string') {
-    if (build.length === 0) fail('build must be the path of build/server/index.js, a ServerBuild or a function, got ""')
     build = isAbsolute(build) ? build : resolve(build)
     if (!existsSync(build)) throw new SPINDLE_REACT_ROUTER_BUILD_NOT_FOUND(build)
     clientDir = join(dirname(dirname(build)), 'client')
-  } else if (typeof build !== 'function' && (typeof build !== 'object' || build === null)) {
-    fail(`build must be the path of build/server/index.js, a ServerBuild or a function, got ${typeof build}`)
-  }
-  if (input.getLoadContext !== undefined && typeof input.getLoadContext !== 'function') {
-    fail(`getLoadContext must be a function, got ${typeof input.getLoadContext}`)
-  }
-  if (input.mode !== undefined && input.mode !== 'production' && input.mode !== 'development') {
-    fail(`mode must be 'production' or 'development', got ${JSON.stringify(input.mode)}`)
+  } else if (build === undefined) {
+    fail('build must be the path of build/server/index.js, a ServerBuild or a function, got undefined')
   }
   if (input.clientDir === false) clientDir = undefined
-  else if (input.clientDir !== undefined) {
-    if (typeof input.clientDir !== 'string' || input.clientDir.length === 0) fail(`clientDir must be a folder path or false, got ${JSON.stringify(input.clientDir)}`)
-    clientDir = resolve(input.clientDir)
-  }
-  const threads = input.threads === undefined ? envThreads() : count(input.threads, 'threads', 0)
+  else if (input.clientDir !== undefined) clientDir = resolve(input.clientDir)
+  const threads = input.threads ?? envThreads()
   // Named as the user set it: the option, or the variable pool mode set for them.
   const source = input.threads === undefined ? `threads (${threads}, from SPINDLE_POOL_THREADS; set threads: 0 to render in the thread that runs Fastify)` : 'threads'
   if (threads > 0 && typeof build !== 'string') fail(`${source} needs build to be the path of build/server/index.js: a ServerBuild object cannot cross threads`)
@@ -108,17 +99,9 @@ export function resolveAdapterOptions (input: ReactRouterAdapterOptions): Resolv
     getLoadContext: input.getLoadContext,
     mode: input.mode ?? (process.env.NODE_ENV === 'development' ? 'development' : 'production'),
     clientDir: clientDir && existsSync(clientDir) ? clientDir : undefined,
-    staticMaxAge: checkStaticMaxAge(input.staticMaxAge),
-    ...checkPool(input, threads),
+    staticMaxAge: input.staticMaxAge ?? 3600,
+    ...pool(input, threads),
   })
-}
-
-function checkStaticMaxAge (value: number | undefined): number {
-  const staticMaxAge = value ?? 3600
-  if (typeof staticMaxAge !== 'number' || !Number.isInteger(staticMaxAge) || staticMaxAge < 0) {
-    fail(`staticMaxAge must be a whole number of seconds, got ${JSON.stringify(staticMaxAge)}`)
-  }
-  return staticMaxAge
 }
 
 /** dev: true. Vite serves the server build, the modules and public/; there is no build to check. */
@@ -126,12 +109,8 @@ function resolveDevOptions (input: DevAdapterOptions): ResolvedOptions {
   if (input.build !== undefined) fail('build and dev: true exclude each other: in dev mode Vite builds the app from `root`')
   if (input.clientDir !== undefined) fail('clientDir is for a production build: in dev mode Vite serves the client files')
   if (input.mode !== undefined && input.mode !== 'development') fail(`mode must be 'development' (or left out) with dev: true, got ${JSON.stringify(input.mode)}`)
-  if (input.root !== undefined && (typeof input.root !== 'string' || input.root.length === 0)) fail(`root must be the path of the app folder, got ${JSON.stringify(input.root)}`)
   const root = resolve(input.root ?? '.')
   if (!existsSync(root) || !statSync(root).isDirectory()) fail(`root must be an existing folder, got ${JSON.stringify(root)}`)
-  if (input.getLoadContext !== undefined && typeof input.getLoadContext !== 'function') {
-    fail(`getLoadContext must be a function, got ${typeof input.getLoadContext}`)
-  }
   if (input.threads) fail('threads is for a production build: in dev mode Vite renders in the thread that runs Fastify')
   return Object.freeze({
     build: undefined,
@@ -139,17 +118,17 @@ function resolveDevOptions (input: DevAdapterOptions): ResolvedOptions {
     getLoadContext: input.getLoadContext,
     mode: 'development',
     clientDir: undefined,
-    staticMaxAge: checkStaticMaxAge(input.staticMaxAge),
-    ...checkPool(input, 0),
+    staticMaxAge: input.staticMaxAge ?? 3600,
+    ...pool(input, 0),
   })
 }
 
-function checkPool (input: CommonOptions, threads: number): Pick<ResolvedOptions, 'threads' | 'threadConcurrency' | 'maxBacklog' | 'hangTimeout'> {
+function pool (input: CommonOptions, threads: number): Pick<ResolvedOptions, 'threads' | 'threadConcurrency' | 'maxBacklog' | 'hangTimeout'> {
   return {
     threads,
-    threadConcurrency: count(input.threadConcurrency ?? 4, 'threadConcurrency', 1),
-    maxBacklog: count(input.maxBacklog ?? 1000, 'maxBacklog', 1),
-    hangTimeout: count(input.hangTimeout ?? 10_000, 'hangTimeout', 0),
+    threadConcurrency: input.threadConcurrency ?? 4,
+    maxBacklog: input.maxBacklog ?? 1000,
+    hangTimeout: input.hangTimeout ?? 10_000,
   }
 }
 
@@ -157,9 +136,4 @@ function checkPool (input: CommonOptions, threads: number): Pick<ResolvedOptions
 function envThreads (): number {
   const n = Number(process.env.SPINDLE_POOL_THREADS)
   return Number.isInteger(n) && n > 0 ? n : 0
-}
-
-function count (value: unknown, name: string, min: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) fail(`${name} must be an integer from ${min}, got ${JSON.stringify(value)}`)
-  return value
 }

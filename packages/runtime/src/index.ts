@@ -11,5 +11,3 @@ export { loadShedding, type LoadSheddingOptions, type ShedReason } from './load-
 export { renderTurns } from './render-turns.ts'
 export { SHED_REASONS } from './protocol.ts'
 export type { Mode, ModeOption } from './mode.ts'
-export { serveSchema, sheddingSchema } from './option-schema.ts'
-export { optionChecker, type OptionSchema } from './option-validator.ts'
