@@ -1,6 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { SPINDLE_CACHE_INVALID_OPTION } from './errors.ts'
+import { controlRoutesSchema } from './option-schema.ts'
+import { optionChecker } from './option-validator.ts'
 import { purge, type PurgeRequest } from './purge.ts'
 import type { SharedStore } from './shared-store.ts'
 
@@ -28,6 +30,12 @@ export interface CacheControlRoutesOptions {
   token?: string
 }
 
+function fail (message: string): never {
+  throw new SPINDLE_CACHE_INVALID_OPTION(message)
+}
+
+const checkControlRoutesOptions = optionChecker(controlRoutesSchema, fail)
+
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest()
 
 /** Why a purge request must be refused (status and message), or undefined when it may run. */
@@ -54,11 +62,11 @@ function refusal (req: IncomingMessage, token: Buffer | undefined): [number, str
  * `content-type: application/json`, never cross-site), and `GET {prefix}/stats`.
  */
 export function cacheControlRoutes (store: SharedStore, options: CacheControlRoutesOptions = {}): Record<string, ControlHandler> {
+  checkControlRoutesOptions(options)
   const prefix = options.prefix ?? '/cache'
+  // Not in the schema: the variable counts too, and a secret is never shown in a message.
   const secret = options.token ?? process.env[PURGE_TOKEN_ENV]
-  if (secret !== undefined && (typeof secret !== 'string' || secret.length < 16)) {
-    throw new SPINDLE_CACHE_INVALID_OPTION(`token (or ${PURGE_TOKEN_ENV}) must be a string of at least 16 characters`)
-  }
+  if (secret !== undefined && secret.length < 16) fail(`token (or ${PURGE_TOKEN_ENV}) must be a string of at least 16 characters`)
   const token = secret === undefined ? undefined : digest(secret)
   return {
     [`POST ${prefix}/purge`]: (req, res) => {

@@ -4,7 +4,9 @@ import { SPINDLE_CACHE_INVALID_OPTION } from './errors.ts'
 import { DEFAULT_SHARED_NAME } from './shared-resource.ts'
 import { FleetStore } from './fleet/fleet-store.ts'
 import { SharedStore } from './shared-store.ts'
-import { resolveStoreOptions, show, type SharedStoreOptions } from './store-options.ts'
+import { httpCacheSchema } from './option-schema.ts'
+import { optionChecker } from './option-validator.ts'
+import { resolveStoreOptions, type SharedStoreOptions } from './store-options.ts'
 
 export interface HttpCacheOptions {
   /**
@@ -81,38 +83,27 @@ export interface ResolvedHttpCacheOptions {
   readonly targetedCacheControl: string | false
 }
 
-const KNOWN = new Set(['store', 'sharedName', 'storeOptions', 'key', 'keyHeaders', 'tagHeader', 'statusHeader', 'coalesceTimeout', 'staleOnError', 'heuristicFraction', 'heuristicMaxAge', 'shouldCache', 'allowedHosts', 'credentialHeaders', 'maxErrorTtl', 'targetedCacheControl'])
-const HOST_NAME = /^(?:\*\.)?[a-z0-9\-._~!$&'()*+,;=%]+$|^\[[0-9a-f:.]+\]$/
-const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/
-
 function fail (message: string): never {
   throw new SPINDLE_CACHE_INVALID_OPTION(message)
 }
 
-function headerName (name: string, value: unknown, fallback: string | false): string | false {
-  if (value === undefined) return fallback
-  if (value === false) return false
-  if (typeof value !== 'string' || !TOKEN.test(value.toLowerCase())) fail(`${name} must be a header name or false, got ${show(value)}`)
-  return value.toLowerCase()
+const checkHttpCacheOptions = optionChecker(httpCacheSchema, fail, { SharedStore, FleetStore })
+
+/** Lower-cased header names after `always`, each once. */
+function headerNames (value: readonly string[] | undefined, always: readonly string[]): readonly string[] {
+  return Object.freeze([...new Set([...always, ...(value ?? []).map((h) => h.toLowerCase())])])
 }
 
-function headerNames (name: string, value: unknown, always: readonly string[]): readonly string[] {
-  if (value === undefined) return Object.freeze([...always])
-  if (!Array.isArray(value) || value.some((h) => typeof h !== 'string' || !TOKEN.test(h.toLowerCase()))) {
-    fail(`${name} must be an array of header names, got ${show(value)}`)
-  }
-  return Object.freeze([...new Set([...always, ...value.map((h: string) => h.toLowerCase())])])
+function headerName (value: string | false | undefined, fallback: string | false): string | false {
+  return typeof value === 'string' ? value.toLowerCase() : value ?? fallback
 }
 
 /** A matcher for allowedHosts: exact names, or `*.name` for its subdomains. */
-function hostMatcher (value: unknown): ((host: string) => boolean) | undefined {
+function hostMatcher (value: readonly string[] | undefined): ((host: string) => boolean) | undefined {
   if (value === undefined) return undefined
-  if (!Array.isArray(value) || value.length === 0 || value.some((h) => typeof h !== 'string' || !HOST_NAME.test(h.toLowerCase()))) {
-    fail(`allowedHosts must be a non-empty array of host names (optionally *.name), got ${show(value)}`)
-  }
   const exact = new Set<string>()
   const suffixes: string[] = []
-  for (const h of value as string[]) {
+  for (const h of value) {
     const lower = h.toLowerCase()
     if (lower.startsWith('*.')) suffixes.push(lower.slice(1))
     else exact.add(lower)
@@ -123,52 +114,30 @@ function hostMatcher (value: unknown): ((host: string) => boolean) | undefined {
   }
 }
 
-/** Checks the plugin options, fills defaults and returns a frozen copy. Throws SPINDLE_CACHE_INVALID_OPTION. */
+/**
+ * Checks the plugin options against the schema (option-schema.ts) and the store options'
+ * relations, fills defaults and returns a frozen copy. Throws SPINDLE_CACHE_INVALID_OPTION.
+ */
 export function resolveHttpCacheOptions (input: HttpCacheOptions = {}): ResolvedHttpCacheOptions {
-  if (typeof input !== 'object' || input === null) fail(`options must be an object, got ${show(input)}`)
-  for (const key of Object.keys(input)) if (!KNOWN.has(key)) fail(`unknown option ${JSON.stringify(key)}`)
-  if (input.store !== undefined && !(input.store instanceof SharedStore) && !(input.store instanceof FleetStore)) fail('store must be a SharedStore (createSharedStore / openSharedStore) or a FleetStore (startFleet)')
-  if (input.sharedName !== undefined && (typeof input.sharedName !== 'string' || input.sharedName === '')) fail(`sharedName must be a non-empty string, got ${show(input.sharedName)}`)
-  if (input.storeOptions !== undefined) resolveStoreOptions(input.storeOptions)
-  if (input.key !== undefined && typeof input.key !== 'function') fail(`key must be a function, got ${show(input.key)}`)
-  if (input.shouldCache !== undefined && typeof input.shouldCache !== 'function') fail(`shouldCache must be a function, got ${show(input.shouldCache)}`)
-  const keyHeaders = input.keyHeaders === undefined ? DEFAULT_KEY_HEADERS : headerNames('keyHeaders', input.keyHeaders, [])
-  const coalesceTimeout = input.coalesceTimeout ?? 10_000
-  if (coalesceTimeout !== false && (typeof coalesceTimeout !== 'number' || !Number.isInteger(coalesceTimeout) || coalesceTimeout < 1)) {
-    fail(`coalesceTimeout must be a positive integer of ms or false, got ${show(coalesceTimeout)}`)
-  }
-  const staleOnError = input.staleOnError ?? 60
-  if (typeof staleOnError !== 'number' || !Number.isInteger(staleOnError) || staleOnError < 0) {
-    fail(`staleOnError must be an integer number of seconds >= 0, got ${show(staleOnError)}`)
-  }
-  const heuristicFraction = input.heuristicFraction ?? 0.1
-  if (typeof heuristicFraction !== 'number' || !(heuristicFraction >= 0 && heuristicFraction <= 1)) {
-    fail(`heuristicFraction must be a number from 0 to 1, got ${show(heuristicFraction)}`)
-  }
-  const heuristicMaxAge = input.heuristicMaxAge ?? 86_400
-  if (typeof heuristicMaxAge !== 'number' || !Number.isInteger(heuristicMaxAge) || heuristicMaxAge < 0) {
-    fail(`heuristicMaxAge must be an integer number of seconds >= 0, got ${show(heuristicMaxAge)}`)
-  }
-  const maxErrorTtl = input.maxErrorTtl ?? 5
-  if (typeof maxErrorTtl !== 'number' || !Number.isInteger(maxErrorTtl) || maxErrorTtl < 0) {
-    fail(`maxErrorTtl must be an integer number of seconds >= 0, got ${show(maxErrorTtl)}`)
-  }
+  checkHttpCacheOptions(input)
+  if (input.storeOptions !== undefined) resolveStoreOptions(input.storeOptions, 'storeOptions.')
+  const keyHeaders = input.keyHeaders === undefined ? DEFAULT_KEY_HEADERS : headerNames(input.keyHeaders, [])
   return Object.freeze({
     store: input.store,
     allowedHosts: hostMatcher(input.allowedHosts),
-    credentialHeaders: headerNames('credentialHeaders', input.credentialHeaders, ['cookie', 'authorization']),
-    maxErrorTtl,
-    targetedCacheControl: headerName('targetedCacheControl', input.targetedCacheControl, 'cdn-cache-control'),
+    credentialHeaders: headerNames(input.credentialHeaders, ['cookie', 'authorization']),
+    maxErrorTtl: input.maxErrorTtl ?? 5,
+    targetedCacheControl: headerName(input.targetedCacheControl, 'cdn-cache-control'),
     sharedName: input.sharedName ?? DEFAULT_SHARED_NAME,
     storeOptions: input.storeOptions,
     key: input.key ?? defaultKey(keyHeaders),
     bypassHeaders: BYPASS_HEADERS,
-    tagHeader: headerName('tagHeader', input.tagHeader, 'cache-tag'),
-    statusHeader: headerName('statusHeader', input.statusHeader, 'x-cache'),
-    coalesceTimeout,
-    staleOnError,
-    heuristicFraction,
-    heuristicMaxAge,
+    tagHeader: headerName(input.tagHeader, 'cache-tag'),
+    statusHeader: headerName(input.statusHeader, 'x-cache'),
+    coalesceTimeout: input.coalesceTimeout ?? 10_000,
+    staleOnError: input.staleOnError ?? 60,
+    heuristicFraction: input.heuristicFraction ?? 0.1,
+    heuristicMaxAge: input.heuristicMaxAge ?? 86_400,
     shouldCache: input.shouldCache,
   })
 }

@@ -1,4 +1,6 @@
 import { SPINDLE_CACHE_INVALID_OPTION } from './errors.ts'
+import { storeSchema } from './option-schema.ts'
+import { optionChecker } from './option-validator.ts'
 
 export interface SharedStoreOptions {
   /** Size of the whole SharedArrayBuffer (data and bookkeeping), in bytes. Default 64 MiB. */
@@ -24,42 +26,30 @@ export interface ResolvedStoreOptions {
   readonly lockTimeout: number
 }
 
-const KNOWN = new Set(['maxBytes', 'maxEntryBytes', 'blockSize', 'maxTags', 'maxPending', 'lockTimeout'])
 const MIB = 1024 * 1024
 
 function fail (message: string): never {
   throw new SPINDLE_CACHE_INVALID_OPTION(message)
 }
 
-export function show (value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value)
-  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value)
-  return typeof value
-}
+const checkStoreOptions = optionChecker(storeSchema, fail)
 
-function int (name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    fail(`${name} must be an integer from ${min} to ${max}, got ${show(value)}`)
-  }
-  return value
-}
-
-/** Checks the store options, fills defaults and returns a frozen copy. Throws SPINDLE_CACHE_INVALID_OPTION. */
-export function resolveStoreOptions (input: SharedStoreOptions = {}): ResolvedStoreOptions {
-  if (typeof input !== 'object' || input === null) fail(`options must be an object, got ${show(input)}`)
-  for (const key of Object.keys(input)) if (!KNOWN.has(key)) fail(`unknown store option ${JSON.stringify(key)}`)
-  const maxBytes = int('maxBytes', input.maxBytes, 64 * MIB, 256 * 1024, 2 ** 42)
-  const blockSize = int('blockSize', input.blockSize, 1024, 256, 65536)
-  if ((blockSize & (blockSize - 1)) !== 0) fail(`blockSize must be a power of two, got ${blockSize}`)
-  const maxEntryBytes = int('maxEntryBytes', input.maxEntryBytes, Math.min(Math.floor(maxBytes / 8), 8 * MIB), 1, maxBytes)
-  if (maxEntryBytes > maxBytes / 2) fail(`maxEntryBytes must be at most half of maxBytes (${maxBytes / 2}), got ${maxEntryBytes}`)
+/**
+ * Checks the store options against the schema (option-schema.ts) and their relations, fills
+ * defaults and returns a frozen copy. Throws SPINDLE_CACHE_INVALID_OPTION naming the option;
+ * `prefix` is 'storeOptions.' under httpCache, whose own schema has checked them already.
+ */
+export function resolveStoreOptions (input: SharedStoreOptions = {}, prefix = ''): ResolvedStoreOptions {
+  checkStoreOptions(input, prefix)
+  const maxBytes = input.maxBytes ?? 64 * MIB
+  const maxEntryBytes = input.maxEntryBytes ?? Math.min(Math.floor(maxBytes / 8), 8 * MIB)
+  if (maxEntryBytes > maxBytes / 2) fail(`${prefix}maxEntryBytes must be at most half of maxBytes (${maxBytes / 2}), got ${maxEntryBytes}`)
   return Object.freeze({
     maxBytes,
     maxEntryBytes,
-    blockSize,
-    maxTags: int('maxTags', input.maxTags, 16384, 16, 1 << 24),
-    maxPending: int('maxPending', input.maxPending, 1024, 1, 1 << 16),
-    lockTimeout: int('lockTimeout', input.lockTimeout, 5000, 10, 600_000),
+    blockSize: input.blockSize ?? 1024,
+    maxTags: input.maxTags ?? 16384,
+    maxPending: input.maxPending ?? 1024,
+    lockTimeout: input.lockTimeout ?? 5000,
   })
 }

@@ -54,6 +54,10 @@ describe('the purge control route', () => {
       expect(res.text).toContain('SPINDLE_CACHE_PURGE_TOKEN')
       expect(store.tagsRevalidatedAt(['a'])).toBe(0)
       expect(() => cacheControlRoutes(store, { token: 'short' })).toThrow(/at least 16/)
+      const invalid = (message: string) => expect.objectContaining({ code: 'SPINDLE_CACHE_INVALID_OPTION', message })
+      expect(() => cacheControlRoutes(store, { token: 12 as never })).toThrow(invalid('token must be a string of at least 16 characters, got 12'))
+      expect(() => cacheControlRoutes(store, { prefix: 'cache' })).toThrow(invalid("prefix must be a path starting with '/', or '', got \"cache\""))
+      expect(() => cacheControlRoutes(store, { tokens: TOKEN } as never)).toThrow(invalid('unknown option "tokens"'))
     } finally {
       if (before !== undefined) process.env.SPINDLE_CACHE_PURGE_TOKEN = before
     }

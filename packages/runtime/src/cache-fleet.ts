@@ -7,6 +7,7 @@ const CACHE_PACKAGE = '@spindle/cache'
 
 interface CacheModule {
   parseCacheUrl (url: string, name: string): unknown
+  resolveFleetOptions (options: Record<string, unknown>, optionPrefix: string): unknown
   openSharedStore (buffer: SharedArrayBuffer): unknown
   startFleet (options: Record<string, unknown>): Promise<RunningFleet>
 }
@@ -31,8 +32,10 @@ export async function startCacheFleet (opts: ResolvedOptions): Promise<RunningFl
   } catch (err) {
     throw new SPINDLE_RUNTIME_CACHE_UNAVAILABLE(source, (err as Error).message, { cause: err })
   }
-  // Checked here so that the message names where the URL came from.
+  // Checked here so that the messages name where the URL came from and the other options as
+  // the config file spells them (cache.timeout).
   cache.parseCacheUrl(url, source)
+  cache.resolveFleetOptions({ ...options, url }, 'cache.')
   const buffer = opts.shared.spindleCache
   const memory = buffer instanceof SharedArrayBuffer ? cache.openSharedStore(buffer) : undefined
   return await cache.startFleet({ ...options, url, ...(memory ? { memory } : {}), logger: opts.logger })

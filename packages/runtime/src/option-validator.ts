@@ -3,7 +3,7 @@
 // Every property schema carries an `expected` annotation that says, in words, what the
 // option takes: the message is "<path> must be <expected>, got <value>". Relations between
 // options (one at least another) are not shapes and stay in code beside the schema.
-import { Ajv, type ErrorObject } from 'ajv'
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import ajvKeywords from 'ajv-keywords'
 
 /** A JSON schema node of an option, with the words for its error message. */
@@ -12,12 +12,26 @@ export interface OptionSchema {
   readonly [keyword: string]: unknown
 }
 
+/** Checks options; `prefix` ('cache.') is put before every option it names. */
+export type OptionCheck = (input: unknown, prefix?: string) => void
+
 /**
- * Compiles `schema` and returns a check that throws `fail(message)` for the first problem of
- * an input: 'workers must be a positive integer, got 0', 'unknown option "shedding.foo"'.
- * `classes` names the constructors the schema's `instanceOf` keywords test against.
+ * Returns a check that throws `fail(message)` for the first problem of an input against
+ * `schema`: 'workers must be a positive integer, got 0', 'unknown option "shedding.foo"'.
+ * `classes` names the constructors the schema's `instanceOf` keywords test against. The
+ * schema is compiled on the first check (some 20-30 ms): a thread that loads the module but
+ * never checks these options does not pay for it.
  */
-export function optionChecker (schema: OptionSchema, fail: (message: string) => never, classes: Record<string, new (...args: never[]) => unknown> = {}): (input: unknown) => void {
+export function optionChecker (schema: OptionSchema, fail: (message: string) => never, classes: Record<string, new (...args: never[]) => unknown> = {}): OptionCheck {
+  let validate: ValidateFunction | undefined
+  return (input, prefix = '') => {
+    validate ??= compile(schema, classes)
+    if (validate(input)) return
+    fail(describe(pick(validate.errors ?? []), schema, input, prefix))
+  }
+}
+
+function compile (schema: OptionSchema, classes: Record<string, new (...args: never[]) => unknown>): ValidateFunction {
   const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true })
   // `typeof` (functions) comes from ajv-keywords. Its `instanceof` looks classes up in one
   // registry for the whole process; `instanceOf` takes them from this checker's `classes`.
@@ -32,11 +46,7 @@ export function optionChecker (schema: OptionSchema, fail: (message: string) => 
     },
   })
   ajv.addKeyword({ keyword: 'expected', schemaType: 'string' })
-  const validate = ajv.compile(schema)
-  return (input) => {
-    if (validate(input)) return
-    fail(describe(pick(validate.errors ?? []), schema, input))
-  }
+  return ajv.compile(schema)
 }
 
 const ABOUT_KEYS = new Set(['additionalProperties', 'propertyNames'])
@@ -52,23 +62,24 @@ function pick (errors: readonly ErrorObject[]): ErrorObject {
   return best
 }
 
-function describe (error: ErrorObject, schema: OptionSchema, input: unknown): string {
+function describe (error: ErrorObject, schema: OptionSchema, input: unknown, prefix: string): string {
   const path = error.instancePath.split('/').slice(1).map(unescape)
+  const name = (at: readonly string[]): string => at.length === 0 ? (prefix === '' ? 'options' : prefix.replace(/\.$/, '')) : prefix + at.join('.')
   if (error.keyword === 'additionalProperties') {
-    return `unknown option ${JSON.stringify([...path, (error.params as { additionalProperty: string }).additionalProperty].join('.'))}`
+    return `unknown option ${JSON.stringify(name([...path, (error.params as { additionalProperty: string }).additionalProperty]))}`
   }
   if (error.keyword === 'propertyNames') {
     const keys = nodeAt(schema, path)?.propertyNames as OptionSchema | undefined
-    return `${path.join('.')} keys must be ${keys?.expected ?? 'valid names'}, got ${JSON.stringify((error.params as { propertyName: string }).propertyName)}`
+    return `${name(path)} keys must be ${keys?.expected ?? 'valid names'}, got ${JSON.stringify((error.params as { propertyName: string }).propertyName)}`
   }
   if (error.keyword === 'required') path.push((error.params as { missingProperty: string }).missingProperty)
   // The message speaks of the deepest option that says what it expects: an array, not its item.
   for (let depth = path.length; depth >= 0; depth--) {
     const at = path.slice(0, depth)
     const expected = nodeAt(schema, at)?.expected
-    if (expected !== undefined) return `${at.length === 0 ? 'options' : at.join('.')} must be ${expected}, got ${show(valueAt(input, at))}`
+    if (expected !== undefined) return `${name(at)} must be ${expected}, got ${show(valueAt(input, at))}`
   }
-  return `${path.join('.') || 'options'} ${error.message ?? 'is not valid'}`
+  return `${name(path)} ${error.message ?? 'is not valid'}`
 }
 
 /** The schema of the option at `path`, following properties, additionalProperties and items. */

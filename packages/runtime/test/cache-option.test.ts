@@ -30,7 +30,8 @@ describe('the cache option and SPINDLE_CACHE_URL', () => {
     await expect(start({ cache: { url: 'http://cache' } })).rejects.toMatchObject({ code: 'SPINDLE_CACHE_INVALID_OPTION', message: expect.stringMatching(/^cache\.url must be a redis:\/\/.*"http:"/) })
     process.env.SPINDLE_CACHE_URL = 'memcached://cache'
     await expect(start({})).rejects.toMatchObject({ code: 'SPINDLE_CACHE_INVALID_OPTION', message: expect.stringMatching(/^SPINDLE_CACHE_URL must be a redis:\/\//) })
-    await expect(start({ cache: { url: 'redis://127.0.0.1:1/0', timeot: 5 } })).rejects.toMatchObject({ code: 'SPINDLE_CACHE_INVALID_OPTION', message: expect.stringMatching(/unknown fleet option "timeot"/) })
+    await expect(start({ cache: { url: 'redis://127.0.0.1:1/0', timeot: 5 } })).rejects.toMatchObject({ code: 'SPINDLE_CACHE_INVALID_OPTION', message: 'unknown option "cache.timeot"' })
+    await expect(start({ cache: { url: 'redis://127.0.0.1:1/0', timeout: 0 } })).rejects.toMatchObject({ code: 'SPINDLE_CACHE_INVALID_OPTION', message: expect.stringMatching(/^cache\.timeout must be /) })
   })
 })
 

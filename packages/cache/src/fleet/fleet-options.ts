@@ -1,5 +1,6 @@
 import { SPINDLE_CACHE_INVALID_OPTION } from '../errors.ts'
-import { show } from '../store-options.ts'
+import { fleetSchema } from '../option-schema.ts'
+import { optionChecker, show } from '../option-validator.ts'
 
 export interface FleetOptions {
   /** `redis://[user:password@]host[:port][/db]`; also `rediss://` (TLS), `valkey://`, `valkeys://`. */
@@ -53,18 +54,13 @@ export interface ResolvedFleetOptions {
   readonly maxReconnectDelay: number
 }
 
-const KNOWN = new Set(['url', 'prefix', 'timeout', 'maxTtl', 'maxEntryBytes', 'compressAbove', 'claimMs', 'waitMs', 'failureThreshold', 'openMs', 'reconnectDelay', 'maxReconnectDelay'])
 const SCHEMES: Record<string, boolean> = { 'redis:': false, 'valkey:': false, 'rediss:': true, 'valkeys:': true }
 
 function fail (message: string): never {
   throw new SPINDLE_CACHE_INVALID_OPTION(message)
 }
 
-function int (name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) fail(`${name} must be an integer from ${min} to ${max}, got ${show(value)}`)
-  return value
-}
+const checkFleetOptions = optionChecker(fleetSchema, fail)
 
 /** Parses a cache URL; `name` is where it came from (an option or SPINDLE_CACHE_URL), for the message. */
 export function parseCacheUrl (url: unknown, name = 'url'): ConnectionOptions {
@@ -91,26 +87,33 @@ export function parseCacheUrl (url: unknown, name = 'url'): ConnectionOptions {
   }
 }
 
-/** Checks the fleet options, fills defaults, returns a frozen copy. Throws SPINDLE_CACHE_INVALID_OPTION naming the option. */
-export function resolveFleetOptions (input: FleetOptions): ResolvedFleetOptions {
-  if (typeof input !== 'object' || input === null) fail(`fleet options must be an object, got ${show(input)}`)
-  for (const key of Object.keys(input)) if (!KNOWN.has(key)) fail(`unknown fleet option ${JSON.stringify(key)}`)
+/**
+ * Checks the fleet options against the schema (option-schema.ts), parses the URL and checks
+ * the options' relations, fills defaults, returns a frozen copy. Throws
+ * SPINDLE_CACHE_INVALID_OPTION naming the option, after `optionPrefix` (`spindle start`
+ * passes 'cache.').
+ */
+export function resolveFleetOptions (input: FleetOptions, optionPrefix = ''): ResolvedFleetOptions {
+  checkFleetOptions(input, optionPrefix)
   const connection = Object.freeze(parseCacheUrl(input.url))
-  if (input.prefix !== undefined && (typeof input.prefix !== 'string' || input.prefix.length > 128)) fail(`prefix must be a string of at most 128 characters, got ${show(input.prefix)}`)
-  const reconnectDelay = int('reconnectDelay', input.reconnectDelay, 100, 1, 60_000)
+  const reconnectDelay = input.reconnectDelay ?? 100
+  const maxReconnectDelay = input.maxReconnectDelay ?? 5000
+  if (maxReconnectDelay < reconnectDelay) {
+    fail(`${optionPrefix}maxReconnectDelay (${maxReconnectDelay}) must be at least ${optionPrefix}reconnectDelay (${reconnectDelay})`)
+  }
   return Object.freeze({
     url: input.url,
     connection,
     prefix: input.prefix ?? 'spindle:',
-    timeout: int('timeout', input.timeout, 100, 1, 60_000),
-    maxTtl: int('maxTtl', input.maxTtl, 86_400_000, 1000, 2 ** 31 * 1000),
-    maxEntryBytes: int('maxEntryBytes', input.maxEntryBytes, 4 * 1024 * 1024, 1, 512 * 1024 * 1024),
-    compressAbove: int('compressAbove', input.compressAbove, 1024, 0, 2 ** 31),
-    claimMs: int('claimMs', input.claimMs, 5000, 1, 600_000),
-    waitMs: int('waitMs', input.waitMs, 5000, 0, 600_000),
-    failureThreshold: int('failureThreshold', input.failureThreshold, 5, 1, 1000),
-    openMs: int('openMs', input.openMs, 2000, 1, 600_000),
+    timeout: input.timeout ?? 100,
+    maxTtl: input.maxTtl ?? 86_400_000,
+    maxEntryBytes: input.maxEntryBytes ?? 4 * 1024 * 1024,
+    compressAbove: input.compressAbove ?? 1024,
+    claimMs: input.claimMs ?? 5000,
+    waitMs: input.waitMs ?? 5000,
+    failureThreshold: input.failureThreshold ?? 5,
+    openMs: input.openMs ?? 2000,
     reconnectDelay,
-    maxReconnectDelay: int('maxReconnectDelay', input.maxReconnectDelay, 5000, reconnectDelay, 600_000),
+    maxReconnectDelay,
   })
 }
