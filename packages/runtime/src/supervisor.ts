@@ -4,7 +4,7 @@ import { observeLoad, pickHandoff } from './balance.ts'
 import { assess, restartDelayFor, type Verdict } from './health-policy.ts'
 import { ManagedWorker } from './managed-worker.ts'
 import type { ResolvedOptions } from './options.ts'
-import { type MetricSnapshot, PHASE_LISTENING, REPLACEMENT_IDLE_GRACE, SHED_REASONS, type ShedReason, type WorkerMessage } from './protocol.ts'
+import { type MetricSnapshot, PHASE_DRAINING, PHASE_LISTENING, REPLACEMENT_IDLE_GRACE, SHED_REASONS, type ShedReason, type WorkerMessage } from './protocol.ts'
 import { judgeFlood, judgeShedding, type ShedWatch } from './shed-watch.ts'
 
 export type WorkerState = 'starting' | 'ready' | 'overloaded' | 'unresponsive' | 'replacing' | 'restarting' | 'stopped'
@@ -22,7 +22,11 @@ export interface WorkerStatus {
   restarts: number
   silentForMs: number
   uptimeMs: number
-  /** Requests shed by the worker's load shedding since it started, by reason. */
+  /**
+   * Requests shed by load shedding in this worker slot since the server started, by reason:
+   * the workers it ran before (restarted or replaced ones) included, so the count never
+   * goes back.
+   */
   shed: Record<ShedReason, number>
   /** Connections the worker closed since it started to even out the load between workers. */
   handedOff: number
@@ -43,6 +47,8 @@ interface Slot {
   shedWatch: ShedWatch
   /** After a replacement failed to start, no new attempt before this time (ms since epoch). */
   replaceNotBefore: number
+  /** Requests shed by the slot's workers that have exited, by reason (index of SHED_REASONS). */
+  readonly shedBefore: number[]
 }
 
 /** A crash-free run this long forgets earlier crashes when computing the next backoff. */
@@ -79,6 +85,7 @@ export class Supervisor extends EventEmitter {
       restartTimer: undefined,
       replaceNotBefore: 0,
       shedWatch: { worker: undefined, total: 0, lastShedAt: 0, since: undefined, overloaded: false },
+      shedBefore: SHED_REASONS.map(() => 0),
     }))
   }
 
@@ -132,6 +139,8 @@ export class Supervisor extends EventEmitter {
     })
     worker.once('exit', (code: number) => {
       this.#live.delete(worker)
+      // Its counters outlive the thread (shared memory): they join the slot's total.
+      SHED_REASONS.forEach((_, i) => { slot.shedBefore[i]! += worker.shedCount(i) })
       this.#onExit(slot, worker, code)
     })
     return worker
@@ -331,8 +340,12 @@ export class Supervisor extends EventEmitter {
       else if (w.phase !== PHASE_LISTENING) state = w.exited ? 'stopped' : 'starting'
       else if (slot.verdict !== 'healthy') state = 'unresponsive'
       else state = slot.shedWatch.overloaded ? 'overloaded' : 'ready'
+      // The slot's exited workers, its worker and a replaced one still draining.
       const shed = {} as Record<ShedReason, number>
-      SHED_REASONS.forEach((reason, i) => { shed[reason] = w ? w.shedCount(i) : 0 })
+      SHED_REASONS.forEach((reason, i) => { shed[reason] = slot.shedBefore[i]! })
+      for (const live of this.#live) {
+        if (live.id === slot.id) SHED_REASONS.forEach((reason, i) => { shed[reason] += live.shedCount(i) })
+      }
       return {
         id: slot.id,
         generation: slot.generation,
@@ -353,14 +366,19 @@ export class Supervisor extends EventEmitter {
     })
   }
 
-  /** Each serving worker's request metrics; a worker that does not answer within `timeout` ms gives undefined. */
+  /**
+   * The request metrics of every live worker, a replaced one still draining included (its
+   * slot's `id`, its `generation`): undefined from one that cannot answer now (starting, its
+   * heartbeat stopped) or does not within `timeout` ms. A worker missing from the list has
+   * exited: its last figures are final.
+   */
   async workerMetrics (timeout: number): Promise<Array<{ id: number, generation: number, metrics: MetricSnapshot[] | undefined }>> {
-    const serving = this.#slots.filter((s) => s.worker && !s.worker.exited && s.worker.phase === PHASE_LISTENING)
-    return await Promise.all(serving.map(async (s) => {
-      const worker = s.worker!
+    return await Promise.all([...this.#live].map(async (worker) => {
+      const slot = this.#slots[worker.id - 1]
       // A worker whose heartbeat already stopped cannot answer: not worth waiting for.
-      const silent = s.silentFor >= this.#opts.heartbeatTimeout
-      return { id: s.id, generation: worker.generation, metrics: silent ? undefined : await worker.metrics(timeout) }
+      const silent = slot?.worker === worker && slot.silentFor >= this.#opts.heartbeatTimeout
+      const answers = !worker.exited && (worker.phase === PHASE_LISTENING || worker.phase === PHASE_DRAINING) && !silent
+      return { id: worker.id, generation: worker.generation, metrics: answers ? await worker.metrics(timeout) : undefined }
     }))
   }
 

@@ -67,6 +67,33 @@ describe('/metrics on the control port', () => {
 
   })
 
+  it('never sets a counter back when workers are replaced: request and shed counts carry over a rolling restart', async () => {
+    // Every render is shed while the heap holds more than one byte (any heap does), before
+    // routing (their route is 'unmatched').
+    server = await serve({ ...base, workers: 2, warmup: false, shedding: { maxHeapUsedBytes: 1, sampleInterval: 20, retryHold: 0 } })
+    const counts = async (): Promise<{ shed: number | undefined, answered: number | undefined, perWorker: number }> => {
+      const text = (await get(server!.controlUrl + '/metrics')).body
+      return {
+        shed: sample(text, 'spindle_shed_requests_total{reason="heapUsedBytes"}'),
+        answered: sample(text, 'spindle_http_request_duration_seconds_count{route="unmatched",status_class="5xx"}'),
+        perWorker: [1, 2].reduce((n, id) => n + (sample(text, `spindle_worker_shed_requests_total{worker="${id}",reason="heapUsedBytes"}`) ?? 0), 0),
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    for (let i = 0; i < 20; i++) expect((await get(server.url + '/render')).status).toBe(503)
+    expect(await counts()).toEqual({ shed: 20, answered: 20, perWorker: 20 })
+    const before = server.status().map((w) => w.generation)
+
+    await server.restart()
+    expect(server.status().map((w) => w.generation)).not.toEqual(before)
+    // Scraped while the replaced workers drain or after they exit, the totals stay.
+    expect(await counts()).toEqual({ shed: 20, answered: 20, perWorker: 20 })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    for (let i = 0; i < 5; i++) expect((await get(server.url + '/render')).status).toBe(503)
+    expect(await counts()).toEqual({ shed: 25, answered: 25, perWorker: 25 })
+    expect(server.status().reduce((n, w) => n + w.shed.heapUsedBytes, 0)).toBe(25)
+  })
+
   it('keeps no request metrics with metrics: false', async () => {
     server = await serve({ ...base, workers: 1, metrics: false })
     for (let i = 0; i < 5; i++) expect((await get(server.url + '/')).status).toBe(200)

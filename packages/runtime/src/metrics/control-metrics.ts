@@ -40,8 +40,14 @@ export class ControlMetrics {
   readonly #supervisor: Supervisor
   readonly #process = new Registry()
   readonly #extra: (() => string) | undefined
-  /** The last answer of each worker slot, by generation: a restarted worker starts from zero. */
-  readonly #last = new Map<number, { generation: number, metrics: MetricSnapshot[] }>()
+  /** The last answer of each live worker, keyed 'slot/generation'. */
+  readonly #last = new Map<string, { id: number, metrics: MetricSnapshot[] }>()
+  /**
+   * Per slot, the counters and histograms of its workers that have exited, summed: added to
+   * the live workers' figures, so a restart or a rolling restart never sets a counter back
+   * (only the requests a worker served after the last scrape before it exited are missed).
+   */
+  readonly #retired = new Map<number, MetricSnapshot[]>()
 
   constructor (supervisor: Supervisor, extra?: () => string) {
     this.#supervisor = supervisor
@@ -55,9 +61,16 @@ export class ControlMetrics {
     const answers = await supervisor.workerMetrics(WORKER_METRICS_TIMEOUT_MS)
     const workers = supervisor.status()
     const unanswered = answers.filter((a) => a.metrics === undefined).length
+    const live = new Set<string>()
     for (const a of answers) {
-      if (a.metrics) this.#last.set(a.id, { generation: a.generation, metrics: a.metrics })
-      else if (this.#last.get(a.id)?.generation !== a.generation) this.#last.delete(a.id)
+      const key = `${a.id}/${a.generation}`
+      live.add(key)
+      if (a.metrics) this.#last.set(key, { id: a.id, metrics: a.metrics })
+    }
+    for (const [key, { id, metrics }] of this.#last) {
+      if (live.has(key)) continue
+      this.#last.delete(key)
+      this.#retire(id, metrics)
     }
     const per = (pick: (w: typeof workers[number]) => number): Sample[] => workers.map((w) => ({ value: pick(w), labels: { worker: w.id } }))
     const sum = (pick: (w: typeof workers[number]) => number): Sample[] => [{ value: workers.reduce((n, w) => n + pick(w), 0), labels: {} }]
@@ -81,7 +94,7 @@ export class ControlMetrics {
       snapshot('spindle_metrics_workers_unanswered', 'gauge', `Workers whose request metrics did not arrive within ${WORKER_METRICS_TIMEOUT_MS} ms for this scrape (their previous figures are shown)`,
         [{ value: unanswered, labels: {} }]),
     ]]
-    for (const [id, { metrics }] of this.#last) {
+    for (const { id, metrics } of [...this.#last.values(), ...[...this.#retired].map(([id, metrics]) => ({ id, metrics }))]) {
       // Summed under the metric's own name, and kept per worker under spindle_worker_….
       groups.push(metrics, metrics.map((m) => perWorker(m, id)))
     }
@@ -89,4 +102,32 @@ export class ControlMetrics {
     const text = await Registry.merge([this.#process, merged as Registry]).metrics()
     return text + (this.#extra?.() ?? '')
   }
+
+  /**
+   * Folds the final figures of a worker that exited into its slot's: counters and
+   * histograms only (a gauge of a gone worker means nothing). Summed here rather than by
+   * AggregatorRegistry, whose result is read asynchronously: two scrapes at once must not
+   * both fold the same worker in, or lose one.
+   */
+  #retire (id: number, metrics: MetricSnapshot[]): void {
+    const lasting = metrics.filter((m) => m.type === 'counter' || m.type === 'histogram')
+    this.#retired.set(id, addSnapshots(this.#retired.get(id) ?? [], lasting))
+  }
+}
+
+/** `a` and `b` with the values of each metric's equal series (name and labels) added. */
+function addSnapshots (a: readonly MetricSnapshot[], b: readonly MetricSnapshot[]): MetricSnapshot[] {
+  const key = (v: Sample): string => `${v.metricName ?? ''}${JSON.stringify(Object.entries(v.labels).sort(([x], [y]) => (x < y ? -1 : 1)))}`
+  const sum = new Map<string, MetricSnapshot>()
+  for (const metric of [...a, ...b]) {
+    const into = sum.get(metric.name) ?? { ...metric, values: [] }
+    sum.set(metric.name, into)
+    const values = new Map(into.values.map((v) => [key(v), v]))
+    for (const v of metric.values) {
+      const same = values.get(key(v))
+      if (same) same.value += v.value
+      else { const copy = { ...v, labels: { ...v.labels } }; into.values.push(copy); values.set(key(v), copy) }
+    }
+  }
+  return [...sum.values()]
 }
