@@ -1,9 +1,7 @@
 // The JSON schema of nextAdapter's options. Whether `dir` holds a built app, and the defaults
 // taken from the runtime and the environment, are checked and filled in code (options.ts).
+import { poolOptionProperties } from '@spindle/runtime/pool'
 import type { OptionSchema } from '@spindle/runtime/option-validator'
-
-const fromZero = { type: 'integer', minimum: 0 } as const
-const fromOne = { type: 'integer', minimum: 1 } as const
 
 export const nextAdapterSchema: OptionSchema = {
   type: 'object',
@@ -14,10 +12,7 @@ export const nextAdapterSchema: OptionSchema = {
     dir: { type: 'string', minLength: 1, expected: 'the path of a Next.js app folder' },
     dev: { type: 'boolean', expected: 'a boolean' },
     quiet: { type: 'boolean', expected: 'a boolean' },
-    threads: { ...fromZero, expected: 'an integer from 0' },
-    threadConcurrency: { ...fromOne, expected: 'an integer from 1' },
-    maxBacklog: { ...fromOne, expected: 'an integer from 1 (ms)' },
-    hangTimeout: { ...fromZero, expected: 'an integer from 0 (ms; 0 = never)' },
+    ...poolOptionProperties,
     hostname: { type: 'string', minLength: 1, expected: 'a non-empty string' },
     port: { type: 'integer', minimum: 1, maximum: 65535, expected: 'an integer from 1 to 65535' },
   },

@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { isMainThread, workerData } from 'node:worker_threads'
 import { optionChecker } from '@spindle/runtime/option-validator'
+import { POOL_DEFAULTS, poolThreadsFromEnv } from '@spindle/runtime/pool'
 import { SPINDLE_NEXT_INVALID_OPTION, SPINDLE_NEXT_NO_BUILD } from './errors.ts'
 import { nextAdapterSchema } from './option-schema.ts'
 
@@ -61,7 +62,7 @@ export function resolveNextOptions (input: NextAdapterOptions): ResolvedNextAdap
   if (!existsSync(dir) || !statSync(dir).isDirectory()) fail(`dir must be an existing folder, got ${JSON.stringify(dir)}`)
   const dev = input.dev ?? false
   if (!dev && !existsSync(join(dir, '.next', 'BUILD_ID'))) throw new SPINDLE_NEXT_NO_BUILD(dir)
-  const threads = input.threads ?? (dev ? 0 : envThreads())
+  const threads = input.threads ?? (dev ? 0 : poolThreadsFromEnv())
   if (threads > 0 && dev) fail('threads is for a production build: with dev: true Next renders in the thread that runs Fastify')
   const listening = runtimeAddress()
   const port = input.port ?? listening?.port ?? envPort()
@@ -70,19 +71,13 @@ export function resolveNextOptions (input: NextAdapterOptions): ResolvedNextAdap
     dev,
     quiet: input.quiet ?? true,
     threads,
-    threadConcurrency: input.threadConcurrency ?? 4,
-    maxBacklog: input.maxBacklog ?? 1000,
-    hangTimeout: input.hangTimeout ?? 10_000,
+    threadConcurrency: input.threadConcurrency ?? POOL_DEFAULTS.threadConcurrency,
+    maxBacklog: input.maxBacklog ?? POOL_DEFAULTS.maxBacklog,
+    hangTimeout: input.hangTimeout ?? POOL_DEFAULTS.hangTimeout,
     hostname: input.hostname ?? listening?.host ?? 'localhost',
     port: port ?? 3000,
     portKnown: port !== undefined,
   })
-}
-
-/** `spindle start --mode pool` runs one Fastify worker and tells it the pool size here. */
-function envThreads (): number {
-  const n = Number(process.env.SPINDLE_POOL_THREADS)
-  return Number.isInteger(n) && n > 0 ? n : 0
 }
 
 function envPort (): number | undefined {

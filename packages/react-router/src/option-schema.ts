@@ -1,10 +1,8 @@
 // The JSON schema of reactRouterAdapter's options. Whether the build and folders exist, what
 // excludes what in dev mode, and the defaults taken from the environment are checked and
 // filled in code (options.ts).
+import { poolOptionProperties } from '@spindle/runtime/pool'
 import type { OptionSchema } from '@spindle/runtime/option-validator'
-
-const fromZero = { type: 'integer', minimum: 0 } as const
-const fromOne = { type: 'integer', minimum: 1 } as const
 
 export const reactRouterAdapterSchema: OptionSchema = {
   type: 'object',
@@ -20,10 +18,7 @@ export const reactRouterAdapterSchema: OptionSchema = {
     getLoadContext: { typeof: 'function', expected: 'a function' },
     mode: { enum: ['production', 'development'], expected: "'production' or 'development'" },
     clientDir: { anyOf: [{ type: 'string', minLength: 1 }, { const: false }], expected: 'a folder path or false' },
-    staticMaxAge: { ...fromZero, expected: 'a whole number of seconds' },
-    threads: { ...fromZero, expected: 'an integer from 0' },
-    threadConcurrency: { ...fromOne, expected: 'an integer from 1' },
-    maxBacklog: { ...fromOne, expected: 'an integer from 1 (ms)' },
-    hangTimeout: { ...fromZero, expected: 'an integer from 0 (ms; 0 = never)' },
+    staticMaxAge: { type: 'integer', minimum: 0, expected: 'a whole number of seconds' },
+    ...poolOptionProperties,
   },
 }

@@ -3,6 +3,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { RouterContextProvider, ServerBuild } from 'react-router'
 import { optionChecker } from '@spindle/runtime/option-validator'
+import { POOL_DEFAULTS, poolThreadsFromEnv } from '@spindle/runtime/pool'
 import { SPINDLE_REACT_ROUTER_BUILD_NOT_FOUND, SPINDLE_REACT_ROUTER_INVALID_OPTION } from './errors.ts'
 import { reactRouterAdapterSchema } from './option-schema.ts'
 
@@ -88,7 +89,7 @@ export function resolveAdapterOptions (input: ReactRouterAdapterOptions): Resolv
   }
   if (input.clientDir === false) clientDir = undefined
   else if (input.clientDir !== undefined) clientDir = resolve(input.clientDir)
-  const threads = input.threads ?? envThreads()
+  const threads = input.threads ?? poolThreadsFromEnv()
   // Named as the user set it: the option, or the variable pool mode set for them.
   const source = input.threads === undefined ? `threads (${threads}, from SPINDLE_POOL_THREADS; set threads: 0 to render in the thread that runs Fastify)` : 'threads'
   if (threads > 0 && typeof build !== 'string') fail(`${source} needs build to be the path of build/server/index.js: a ServerBuild object cannot cross threads`)
@@ -126,14 +127,8 @@ function resolveDevOptions (input: DevAdapterOptions): ResolvedOptions {
 function pool (input: CommonOptions, threads: number): Pick<ResolvedOptions, 'threads' | 'threadConcurrency' | 'maxBacklog' | 'hangTimeout'> {
   return {
     threads,
-    threadConcurrency: input.threadConcurrency ?? 4,
-    maxBacklog: input.maxBacklog ?? 1000,
-    hangTimeout: input.hangTimeout ?? 10_000,
+    threadConcurrency: input.threadConcurrency ?? POOL_DEFAULTS.threadConcurrency,
+    maxBacklog: input.maxBacklog ?? POOL_DEFAULTS.maxBacklog,
+    hangTimeout: input.hangTimeout ?? POOL_DEFAULTS.hangTimeout,
   }
-}
-
-/** `spindle start --mode pool` runs one Fastify worker and gives it the pool's size here. */
-function envThreads (): number {
-  const n = Number(process.env.SPINDLE_POOL_THREADS)
-  return Number.isInteger(n) && n > 0 ? n : 0
 }
