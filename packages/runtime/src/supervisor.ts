@@ -368,17 +368,19 @@ export class Supervisor extends EventEmitter {
 
   /**
    * The request metrics of every live worker, a replaced one still draining included (its
-   * slot's `id`, its `generation`): undefined from one that cannot answer now (starting, its
-   * heartbeat stopped) or does not within `timeout` ms. A worker missing from the list has
+   * slot's `id`, its `generation`). `serving`: it listens or drains, so it should answer;
+   * `metrics` is undefined from one that does not within `timeout` ms (or whose heartbeat
+   * already stopped), and from one not serving yet. A worker missing from the list has
    * exited: its last figures are final.
    */
-  async workerMetrics (timeout: number): Promise<Array<{ id: number, generation: number, metrics: MetricSnapshot[] | undefined }>> {
+  async workerMetrics (timeout: number): Promise<Array<{ id: number, generation: number, serving: boolean, metrics: MetricSnapshot[] | undefined }>> {
     return await Promise.all([...this.#live].map(async (worker) => {
       const slot = this.#slots[worker.id - 1]
+      const serving = !worker.exited && (worker.phase === PHASE_LISTENING || worker.phase === PHASE_DRAINING)
       // A worker whose heartbeat already stopped cannot answer: not worth waiting for.
       const silent = slot?.worker === worker && slot.silentFor >= this.#opts.heartbeatTimeout
-      const answers = !worker.exited && (worker.phase === PHASE_LISTENING || worker.phase === PHASE_DRAINING) && !silent
-      return { id: worker.id, generation: worker.generation, metrics: answers ? await worker.metrics(timeout) : undefined }
+      const metrics = serving && !silent ? await worker.metrics(timeout) : undefined
+      return { id: worker.id, generation: worker.generation, serving, metrics }
     }))
   }
 
