@@ -368,19 +368,21 @@ export class Supervisor extends EventEmitter {
 
   /**
    * The request metrics of every live worker, a replaced one still draining included (its
-   * slot's `id`, its `generation`). `serving`: it listens or drains, so it should answer;
-   * `metrics` is undefined from one that does not within `timeout` ms (or whose heartbeat
-   * already stopped), and from one not serving yet. A worker missing from the list has
-   * exited: its last figures are final.
+   * slot's `id`, its `generation`): undefined from one that does not answer within
+   * `timeout` ms, whose heartbeat already stopped, or that does not serve yet. `current`:
+   * it is its slot's serving worker, whose silence says its figures are stale (a replaced
+   * one may end before it answers). A worker missing from the list has exited: its last
+   * figures are final.
    */
-  async workerMetrics (timeout: number): Promise<Array<{ id: number, generation: number, serving: boolean, metrics: MetricSnapshot[] | undefined }>> {
+  async workerMetrics (timeout: number): Promise<Array<{ id: number, generation: number, current: boolean, metrics: MetricSnapshot[] | undefined }>> {
     return await Promise.all([...this.#live].map(async (worker) => {
       const slot = this.#slots[worker.id - 1]
       const serving = !worker.exited && (worker.phase === PHASE_LISTENING || worker.phase === PHASE_DRAINING)
+      const current = slot?.worker === worker && worker.phase === PHASE_LISTENING && !worker.exited
       // A worker whose heartbeat already stopped cannot answer: not worth waiting for.
-      const silent = slot?.worker === worker && slot.silentFor >= this.#opts.heartbeatTimeout
+      const silent = current && slot.silentFor >= this.#opts.heartbeatTimeout
       const metrics = serving && !silent ? await worker.metrics(timeout) : undefined
-      return { id: worker.id, generation: worker.generation, serving, metrics }
+      return { id: worker.id, generation: worker.generation, current, metrics }
     }))
   }
 

@@ -60,7 +60,7 @@ export class ControlMetrics {
     const supervisor = this.#supervisor
     const answers = await supervisor.workerMetrics(WORKER_METRICS_TIMEOUT_MS)
     const workers = supervisor.status()
-    const unanswered = answers.filter((a) => a.serving && a.metrics === undefined).length
+    const unanswered = answers.filter((a) => a.current && a.metrics === undefined).length
     const live = new Set<string>()
     for (const a of answers) {
       const key = `${a.id}/${a.generation}`
