@@ -42,8 +42,9 @@ const MAX_HELD = 10_000
 const SHED_BODY = 'Service Unavailable\n'
 
 async function plugin (fastify: FastifyInstance, input: Options): Promise<void> {
-  const opts = resolveSheddingOptions(input)
   const status = input[kWorkerStatus]
+  // A runtime worker (it passes its status buffer) gets options serve() checked already.
+  const opts = resolveSheddingOptions(input, '', status !== undefined)
   const local = new Float64Array(SHED_REASONS.length)
   const prefixes = opts.staticPrefixes
   const retryAfter = String(opts.retryAfter)

@@ -3,8 +3,14 @@
 // Every property schema carries an `expected` annotation that says, in words, what the
 // option takes: the message is "<path> must be <expected>, got <value>". Relations between
 // options (one at least another) are not shapes and stay in code beside the schema.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
-import ajvKeywords from 'ajv-keywords'
+import { createRequire } from 'node:module'
+import type { Ajv as AjvClass, ErrorObject, ValidateFunction } from 'ajv'
+import type ajvKeywordsModule from 'ajv-keywords'
+
+// Ajv is loaded on the first check, not with this module: a worker thread that imports an
+// options module but never checks (its options were checked on the main thread) keeps some
+// 2 MB of heap that Ajv and a compiled schema take.
+const require = createRequire(import.meta.url)
 
 /** A JSON schema node of an option, with the words for its error message. */
 export interface OptionSchema {
@@ -32,6 +38,8 @@ export function optionChecker (schema: OptionSchema, fail: (message: string) => 
 }
 
 function compile (schema: OptionSchema, classes: Record<string, new (...args: never[]) => unknown>): ValidateFunction {
+  const { Ajv } = require('ajv') as { Ajv: typeof AjvClass }
+  const ajvKeywords = require('ajv-keywords') as typeof ajvKeywordsModule
   const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true })
   // `typeof` (functions) comes from ajv-keywords. Its `instanceof` looks classes up in one
   // registry for the whole process; `instanceOf` takes them from this checker's `classes`.

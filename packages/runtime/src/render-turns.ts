@@ -34,7 +34,7 @@ declare module 'fastify' {
 async function plugin (fastify: FastifyInstance): Promise<void> {
   // The admission defaults: the controller still tells when more arrives than the thread
   // can do (then one render runs at a time), but no verdict of it is acted on.
-  const defaults = resolveSheddingOptions({})
+  const defaults = resolveSheddingOptions({}, '', true)
   const queue = new RenderQueue(new AdmissionController({ budget: defaults.maxBacklog, target: defaults.overloadBacklog }), 0, undefined)
   const prefixes = defaults.staticPrefixes
 

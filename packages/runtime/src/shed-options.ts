@@ -91,11 +91,12 @@ const checkSheddingOptions = optionChecker(sheddingSchema, fail)
 /**
  * Checks the options against the schema (option-schema.ts), fills defaults and returns a
  * frozen copy. Throws SPINDLE_RUNTIME_INVALID_OPTION naming the option; `prefix` is
- * 'shedding.' under serve(), whose own schema has checked them already.
+ * 'shedding.' under serve(). `checked`: the shape was checked already (serve()'s own schema,
+ * on the main thread), so a worker given these options never loads the checker.
  */
-export function resolveSheddingOptions (input: LoadSheddingOptions | undefined, prefix = ''): ResolvedSheddingOptions {
+export function resolveSheddingOptions (input: LoadSheddingOptions | undefined, prefix = '', checked = false): ResolvedSheddingOptions {
   const opts = input ?? {}
-  checkSheddingOptions(opts)
+  if (!checked) checkSheddingOptions(opts)
   const maxBacklog = opts.maxBacklog ?? DEFAULT_MAX_BACKLOG
   const overloadBacklog = opts.overloadBacklog ?? (maxBacklog > DEFAULT_OVERLOAD_BACKLOG ? DEFAULT_OVERLOAD_BACKLOG : 0)
   if (overloadBacklog > 0 && overloadBacklog >= maxBacklog) {
