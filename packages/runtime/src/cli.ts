@@ -5,7 +5,7 @@ import { SPINDLE_RUNTIME_CLI_USAGE } from './errors.ts'
 import { findConfigFile, loadConfigFile, type SpindleConfig } from './config.ts'
 import { createConsoleLogger } from './logger.ts'
 import { checkPlatform, holdSignals, serve } from './serve.ts'
-import type { ServeOptions } from './options.ts'
+import { resolveOptions, type ServeOptions } from './options.ts'
 import { defaultWorkerCount } from './cpus.ts'
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
@@ -154,8 +154,12 @@ async function main (argv: string[]): Promise<void> {
     }),
   }
 
-  const workers = options.workers ?? defaultWorkerCount()
-  process.stderr.write(`[spindle] starting ${workers} worker${workers === 1 ? '' : 's'} for ${app}\n`)
+  // Checked before the banner, so a bad option is the first thing said (serve() checks again).
+  const resolved = resolveOptions(options)
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
+  process.stderr.write(resolved.mode === 'pool'
+    ? `[spindle] starting 1 worker with ${plural(resolved.poolThreads, 'pool thread')} for ${app}\n`
+    : `[spindle] starting ${plural(resolved.workers, 'worker')} for ${app}\n`)
   const started = Date.now()
   const server = await serve(options)
   const lines = [

@@ -94,6 +94,15 @@ describe('spindle CLI', () => {
     expect(r.stderr()).toContain('workers must be a whole number from 1 to 1024, got 0')
   })
 
+  it('names a mistyped key of the config file before it starts anything', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spindle-cli-'))
+    writeFileSync(join(dir, 'spindle.config.mjs'), `export default { app: ${JSON.stringify(fixture('app.js'))}, wrokers: 2, shedding: { maxBaklog: 5 } }\n`)
+    const r = run(['start', '--port', '0', '--no-control'], { cwd: dir })
+    expect(await r.exit).toBe(1)
+    expect(r.stderr()).toMatch(/SPINDLE_RUNTIME_INVALID_OPTION: unknown option "(wrokers|shedding\.maxBaklog)"/)
+    expect(r.stderr()).not.toContain('starting')
+  })
+
   it('fails at once with the app\'s own error when the app throws at start-up', async () => {
     const started = Date.now()
     const r = run(['start', fixture('throws-in-plugin.js'), '--port', '0', '--control-port', '0', '--workers', '2'])
