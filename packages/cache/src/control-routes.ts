@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { SPINDLE_CACHE_INVALID_OPTION } from './errors.ts'
+import { invalidOption as fail } from './errors.ts'
 import { controlRoutesSchema } from './option-schema.ts'
 import { optionChecker } from './option-validator.ts'
 import { purge, type PurgeRequest } from './purge.ts'
@@ -28,10 +28,6 @@ export interface CacheControlRoutesOptions {
    * either, every purge is refused with 401.
    */
   token?: string
-}
-
-function fail (message: string): never {
-  throw new SPINDLE_CACHE_INVALID_OPTION(message)
 }
 
 const checkControlRoutesOptions = optionChecker(controlRoutesSchema, fail)

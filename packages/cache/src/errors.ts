@@ -50,3 +50,8 @@ export const errorCodes = Object.freeze({
   SPINDLE_CACHE_INVALID_HOST,
   SPINDLE_CACHE_HOST_NOT_ALLOWED,
 })
+
+/** Throws SPINDLE_CACHE_INVALID_OPTION: the failure every option checker of this package reports through. */
+export function invalidOption (message: string): never {
+  throw new SPINDLE_CACHE_INVALID_OPTION(message)
+}

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { BYPASS_HEADERS, DEFAULT_KEY_HEADERS, defaultKey, type KeyFunction } from './cache-key.ts'
-import { SPINDLE_CACHE_INVALID_OPTION } from './errors.ts'
+import { invalidOption as fail } from './errors.ts'
 import { DEFAULT_SHARED_NAME } from './shared-resource.ts'
 import { FleetStore } from './fleet/fleet-store.ts'
 import { SharedStore } from './shared-store.ts'
@@ -81,10 +81,6 @@ export interface ResolvedHttpCacheOptions {
   readonly credentialHeaders: readonly string[]
   readonly maxErrorTtl: number
   readonly targetedCacheControl: string | false
-}
-
-function fail (message: string): never {
-  throw new SPINDLE_CACHE_INVALID_OPTION(message)
 }
 
 const checkHttpCacheOptions = optionChecker(httpCacheSchema, fail, { SharedStore, FleetStore })

@@ -1,4 +1,4 @@
-import { SPINDLE_CACHE_INVALID_OPTION } from './errors.ts'
+import { invalidOption as fail } from './errors.ts'
 import { storeSchema } from './option-schema.ts'
 import { optionChecker } from './option-validator.ts'
 
@@ -27,10 +27,6 @@ export interface ResolvedStoreOptions {
 }
 
 const MIB = 1024 * 1024
-
-function fail (message: string): never {
-  throw new SPINDLE_CACHE_INVALID_OPTION(message)
-}
 
 const checkStoreOptions = optionChecker(storeSchema, fail)
 

@@ -1,4 +1,4 @@
-import { SPINDLE_CACHE_INVALID_OPTION } from '../errors.ts'
+import { invalidOption as fail } from '../errors.ts'
 import { fleetSchema } from '../option-schema.ts'
 import { optionChecker, show } from '../option-validator.ts'
 
@@ -55,10 +55,6 @@ export interface ResolvedFleetOptions {
 }
 
 const SCHEMES: Record<string, boolean> = { 'redis:': false, 'valkey:': false, 'rediss:': true, 'valkeys:': true }
-
-function fail (message: string): never {
-  throw new SPINDLE_CACHE_INVALID_OPTION(message)
-}
 
 const checkFleetOptions = optionChecker(fleetSchema, fail)
 
