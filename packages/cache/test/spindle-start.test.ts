@@ -28,7 +28,14 @@ describe('under spindle start', () => {
       const purge = await get(`${control}/cache/purge`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: '{"tags":["home"]}' })
       expect(purge.status).toBe(200)
       expect((await get(`${url}/`)).headers.get('x-cache')).toBe('MISS')
-      // The runtime's /metrics counts what the cache answered, across both workers.
+      // The runtime's /metrics counts what the cache answered, across both workers, once no
+      // response is still closing (before that a worker is not asked: docs/runtime.md#metrics).
+      const deadline2 = Date.now() + 5000
+      while (Date.now() < deadline2) {
+        const workers = JSON.parse((await get(`${control}/status`)).text).workers as Array<{ inflight: number }>
+        if (workers.every((w) => w.inflight === 0)) break
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
       const metrics = (await get(`${control}/metrics`)).text
       expect(metrics).toMatch(/^spindle_cache_responses_total\{outcome="miss"\} 2$/m)
       expect(metrics).toMatch(/^spindle_cache_responses_total\{outcome="hit"\} 4$/m)

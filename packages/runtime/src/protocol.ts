@@ -50,7 +50,7 @@ export interface WorkerData {
   readonly shared: Record<string, unknown>
   /** Load-shedding options, or false when shedding is off. */
   readonly shedding: ResolvedSheddingOptions | false
-  /** Whether the worker keeps request metrics (the supervisor asks for them with 'metrics'). */
+  /** Whether the worker keeps request metrics (sent every METRICS_PUSH_MS, and when the supervisor asks with 'metrics'). */
   readonly metrics: boolean
   /** Requests to send through the app before listening (a worker that replaces another); false: none. */
   readonly warmup: { readonly paths: readonly string[], readonly requests: number, readonly timeout: number } | false
@@ -58,6 +58,13 @@ export interface WorkerData {
 
 /** What a worker's warm-up did: requests sent, how many answered 5xx or failed, and how long it took. */
 export interface WarmupReport { requests: number, failed: number, ms: number }
+
+/**
+ * How often (ms) a worker that keeps request metrics sends them unasked. A scrape takes a
+ * busy worker's latest (docs/runtime.md#metrics): they are at most this old, and a
+ * snapshot costs the worker a fraction of a millisecond.
+ */
+export const METRICS_PUSH_MS = 1000
 
 /** One metric with its values as prom-client's `getMetricsAsJSON()` gives it: plain, cloneable data. */
 export interface MetricSnapshot {
@@ -82,6 +89,11 @@ export type WorkerMessage =
   | { type: 'prepared' }
   | { type: 'unlistened' }
   | { type: 'unhandled-rejection', error: SerializedError }
+  /**
+   * The worker's request metrics: in answer to the supervisor's 'metrics' (its requestId),
+   * or unasked every METRICS_PUSH_MS (requestId 0), so a scrape need not wait for a worker
+   * busy rendering (docs/runtime.md#metrics).
+   */
   | { type: 'metrics', requestId: number, metrics: MetricSnapshot[] }
 
 /**

@@ -368,8 +368,9 @@ export class Supervisor extends EventEmitter {
 
   /**
    * The request metrics of every live worker, a replaced one still draining included (its
-   * slot's `id`, its `generation`): undefined from one that does not answer within
-   * `timeout` ms, whose heartbeat already stopped, or that does not serve yet. `current`:
+   * slot's `id`, its `generation`): a busy worker's latest figures sent unasked, and
+   * undefined from one that does not answer within `timeout` ms, whose heartbeat already
+   * stopped, or that does not serve yet (ManagedWorker.metrics). `current`:
    * it is its slot's serving worker, whose silence says its figures are stale (a replaced
    * one may end before it answers). A worker missing from the list has exited: its last
    * figures are final.

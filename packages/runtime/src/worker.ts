@@ -14,7 +14,7 @@ import { kWorkerStatus, loadShedding } from './load-shedding.ts'
 import { renderTurns } from './render-turns.ts'
 import { kArrivedAt } from './admission/stamps.ts'
 import {
-  HEARTBEAT_INTERVAL, PHASE_CLOSED, PHASE_DRAINING, PHASE_LISTENING, STATUS_HANDED_OFF, STATUS_HANDOFF, STATUS_HEARTBEAT,
+  HEARTBEAT_INTERVAL, METRICS_PUSH_MS, PHASE_CLOSED, PHASE_DRAINING, PHASE_LISTENING, STATUS_HANDED_OFF, STATUS_HANDOFF, STATUS_HEARTBEAT,
   STATUS_INFLIGHT, STATUS_PHASE, STATUS_REQUESTS, serializeError,
   type MetricSnapshot, type SupervisorMessage, type WorkerData, type WorkerMessage,
 } from './protocol.ts'
@@ -42,6 +42,13 @@ function onResponseClose (this: ServerResponse): void {
   inflight.delete(this)
   Atomics.sub(status, STATUS_INFLIGHT, 1)
   metrics?.observe(this)
+}
+
+/** Sends the request metrics: in answer to the supervisor's request `requestId`, or unasked (0, every METRICS_PUSH_MS). */
+function sendMetrics (requestId: number): void {
+  const answer = (list: MetricSnapshot[]): void => send({ type: 'metrics', requestId, metrics: list })
+  if (!metrics) answer([])
+  else metrics.snapshot().then((list) => answer(list as unknown as MetricSnapshot[]), () => answer([]))
 }
 
 function trackRequests (server: HttpServer): void {
@@ -88,6 +95,7 @@ async function start (): Promise<void> {
   const boundPort = typeof address === 'object' && address ? address.port : data.port
   Atomics.store(status, STATUS_PHASE, PHASE_LISTENING)
   send({ type: 'listening', port: boundPort, address: data.host, ...(warmup ? { warmup } : {}) })
+  if (metrics) setInterval(() => sendMetrics(0), METRICS_PUSH_MS).unref()
 }
 
 function openConnections (server: HttpServer): Promise<number> {
@@ -163,12 +171,7 @@ port.on('message', (message: SupervisorMessage) => {
     if (app?.server.listening) NetServer.prototype.close.call(app.server)
     send({ type: 'unlistened' })
   }
-  else if (message.type === 'metrics') {
-    const { requestId } = message
-    const answer = (list: MetricSnapshot[]): void => send({ type: 'metrics', requestId, metrics: list })
-    if (!metrics) answer([])
-    else metrics.snapshot().then((list) => answer(list as unknown as MetricSnapshot[]), () => answer([]))
-  }
+  else if (message.type === 'metrics') sendMetrics(message.requestId)
 })
 
 start().catch((err: unknown) => {

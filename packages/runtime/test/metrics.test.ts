@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Agent } from 'node:http'
 import { serve, type SpindleServer } from '@spindle/runtime'
 import { fixture, get } from './helpers.ts'
@@ -17,6 +17,15 @@ function sample (text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1))
 }
 
+/**
+ * Until no worker has a request in flight. A client can read its answer a turn of the
+ * worker's loop before the response closes there; until then a scrape may take the
+ * figures the worker sent unasked (up to a second old) rather than ask it.
+ */
+async function settled (): Promise<void> {
+  await vi.waitFor(() => { expect(server!.status().map((w) => w.inflight)).toEqual(server!.status().map(() => 0)) })
+}
+
 describe('/metrics on the control port', () => {
   it('counts every request in duration histograms by route pattern and status class, per worker and summed', async () => {
     server = await serve({ ...base, workers: 2 })
@@ -28,6 +37,7 @@ describe('/metrics on the control port', () => {
       served.set(id, (served.get(id) ?? 0) + 1)
     }
     for (let i = 0; i < 5; i++) expect((await get(server.url + '/no/such/page')).status).toBe(404)
+    await settled()
     const text = (await get(server.controlUrl + '/metrics')).body
 
     expect(sample(text, 'spindle_http_request_duration_seconds_count{route="/",status_class="2xx"}')).toBe(40)
@@ -46,6 +56,31 @@ describe('/metrics on the control port', () => {
     // prom-client's process metrics for the whole process.
     expect(text).toMatch(/^process_resident_memory_bytes \d+/m)
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m)
+  })
+
+  it('takes a busy worker\'s figures sent unasked, without waiting for its loop, until they grow old', async () => {
+    server = await serve({ ...base, workers: 1, heartbeatTimeout: 10_000, stallTimeout: 20_000 })
+    for (let i = 0; i < 3; i++) expect((await get(server.url + '/')).status).toBe(200)
+    // Past one sending interval (METRICS_PUSH_MS, 1 s): the worker has sent figures that count the three.
+    await new Promise((resolve) => setTimeout(resolve, 1300))
+    const spin = get(server.url + '/spin?ms=2600', { agent: new Agent({ keepAlive: false }) })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Its loop is in the middle of a request: asked, it could not answer for 2.3 s more.
+    let text = (await get(server.controlUrl + '/metrics')).body
+    expect(sample(text, 'spindle_requests_in_flight')).toBe(1)
+    expect(sample(text, 'spindle_metrics_workers_unanswered')).toBe(0)
+    expect(sample(text, 'spindle_http_request_duration_seconds_count{route="/",status_class="2xx"}')).toBe(3)
+    // Two intervals without a word from it: it is asked, does not answer, and is reported so.
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    text = (await get(server.controlUrl + '/metrics')).body
+    expect(sample(text, 'spindle_metrics_workers_unanswered')).toBe(1)
+    expect(sample(text, 'spindle_http_request_duration_seconds_count{route="/",status_class="2xx"}')).toBe(3)
+    expect((await spin).status).toBe(200)
+    // Idle again: asked, it answers, and the figures are exact.
+    await settled()
+    text = (await get(server.controlUrl + '/metrics')).body
+    expect(sample(text, 'spindle_metrics_workers_unanswered')).toBe(0)
+    expect(sample(text, 'spindle_http_request_duration_seconds_count{route="/spin",status_class="2xx"}')).toBe(1)
   })
 
   it('answers at once while a worker is stuck, with its last figures, and says it did not answer', async () => {
@@ -81,6 +116,7 @@ describe('/metrics on the control port', () => {
     }
     await new Promise((resolve) => setTimeout(resolve, 200))
     for (let i = 0; i < 20; i++) expect((await get(server.url + '/render')).status).toBe(503)
+    await settled()
     expect(await counts()).toEqual({ shed: 20, answered: 20, perWorker: 20 })
     const before = server.status().map((w) => w.generation)
 
@@ -101,6 +137,7 @@ describe('/metrics on the control port', () => {
     expect(sample((await get(server.controlUrl + '/metrics')).body, 'spindle_metrics_workers_unanswered')).toBe(0)
     await new Promise((resolve) => setTimeout(resolve, 300))
     for (let i = 0; i < 5; i++) expect((await get(server.url + '/render')).status).toBe(503)
+    await settled()
     expect(await counts()).toEqual({ shed: 25, answered: 25, perWorker: 25 })
     expect(server.status().reduce((n, w) => n + w.shed.heapUsedBytes, 0)).toBe(25)
   })
