@@ -255,6 +255,9 @@ export class ManagedWorker extends EventEmitter {
     }
   }
 
+  /** The latest request metrics the worker sent (unasked, in answer, or its final ones once drained). */
+  get lastMetrics (): MetricSnapshot[] | undefined { return this.#latestMetrics?.metrics }
+
   /**
    * The worker's request metrics, or undefined if it does not answer within `timeout` ms (a
    * stuck loop). A worker with requests in flight is not asked: it may be in the middle of a

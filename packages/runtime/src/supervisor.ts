@@ -141,6 +141,9 @@ export class Supervisor extends EventEmitter {
       this.#live.delete(worker)
       // Its counters outlive the thread (shared memory): they join the slot's total.
       SHED_REASONS.forEach((_, i) => { slot.shedBefore[i]! += worker.shedCount(i) })
+      // Its last request metrics (final once it drained): the control port folds them into the slot's.
+      const metrics = worker.lastMetrics
+      if (metrics) this.emit('worker-metrics-final', { id: slot.id, generation: worker.generation, metrics })
       this.#onExit(slot, worker, code)
     })
     return worker

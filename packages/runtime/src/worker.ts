@@ -44,11 +44,13 @@ function onResponseClose (this: ServerResponse): void {
   metrics?.observe(this)
 }
 
-/** Sends the request metrics: in answer to the supervisor's request `requestId`, or unasked (0, every METRICS_PUSH_MS). */
-function sendMetrics (requestId: number): void {
-  const answer = (list: MetricSnapshot[]): void => send({ type: 'metrics', requestId, metrics: list })
-  if (!metrics) answer([])
-  else metrics.snapshot().then((list) => answer(list as unknown as MetricSnapshot[]), () => answer([]))
+/**
+ * Sends the request metrics: in answer to the supervisor's request `requestId`, or unasked
+ * (0: every METRICS_PUSH_MS, and the final figures once drained).
+ */
+async function sendMetrics (requestId: number): Promise<void> {
+  const list = metrics ? await metrics.snapshot().catch(() => []) : []
+  send({ type: 'metrics', requestId, metrics: list as unknown as MetricSnapshot[] })
 }
 
 function trackRequests (server: HttpServer): void {
@@ -95,7 +97,7 @@ async function start (): Promise<void> {
   const boundPort = typeof address === 'object' && address ? address.port : data.port
   Atomics.store(status, STATUS_PHASE, PHASE_LISTENING)
   send({ type: 'listening', port: boundPort, address: data.host, ...(warmup ? { warmup } : {}) })
-  if (metrics) setInterval(() => sendMetrics(0), METRICS_PUSH_MS).unref()
+  if (metrics) setInterval(() => { void sendMetrics(0) }, METRICS_PUSH_MS).unref()
 }
 
 function openConnections (server: HttpServer): Promise<number> {
@@ -150,6 +152,8 @@ async function drain (timeout: number, idleGrace: number): Promise<void> {
     await Promise.race([closing, sleep(Math.max(100, deadline - Date.now()), undefined, { ref: false })]).catch(() => {})
   }
   Atomics.store(status, STATUS_PHASE, PHASE_CLOSED)
+  // Its final figures, every response counted: they outlive the thread in its slot's totals.
+  if (metrics) await sendMetrics(0)
   send({ type: 'drained', unfinished })
   clearInterval(heartbeat)
   port.removeAllListeners('message')
@@ -171,7 +175,7 @@ port.on('message', (message: SupervisorMessage) => {
     if (app?.server.listening) NetServer.prototype.close.call(app.server)
     send({ type: 'unlistened' })
   }
-  else if (message.type === 'metrics') sendMetrics(message.requestId)
+  else if (message.type === 'metrics') void sendMetrics(message.requestId)
 })
 
 start().catch((err: unknown) => {

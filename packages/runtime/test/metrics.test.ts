@@ -142,6 +142,22 @@ describe('/metrics on the control port', () => {
     expect(server.status().reduce((n, w) => n + w.shed.heapUsedBytes, 0)).toBe(25)
   })
 
+  it('keeps every request of a replaced worker, also those it served after the last scrape', async () => {
+    server = await serve({ ...base, workers: 2, warmup: false })
+    const agent = new Agent({ keepAlive: false })
+    for (let i = 0; i < 30; i++) expect((await get(server.url + '/', { agent })).status).toBe(200)
+    // No scrape before the rolling restart: the replaced workers' figures come from what
+    // each sent once it had drained.
+    await server.restart()
+    await settled()
+    const text = (await get(server.controlUrl + '/metrics')).body
+    expect(sample(text, 'spindle_http_request_duration_seconds_count{route="/",status_class="2xx"}')).toBe(30)
+    expect(sample(text, 'spindle_metrics_workers_unanswered')).toBe(0)
+    for (let i = 0; i < 10; i++) expect((await get(server.url + '/', { agent })).status).toBe(200)
+    await settled()
+    expect(sample((await get(server.controlUrl + '/metrics')).body, 'spindle_http_request_duration_seconds_count{route="/",status_class="2xx"}')).toBe(40)
+  })
+
   it('keeps no request metrics with metrics: false', async () => {
     server = await serve({ ...base, workers: 1, metrics: false })
     for (let i = 0; i < 5; i++) expect((await get(server.url + '/')).status).toBe(200)

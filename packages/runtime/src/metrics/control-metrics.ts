@@ -48,11 +48,22 @@ export class ControlMetrics {
    * (only the requests a worker served after the last scrape before it exited are missed).
    */
   readonly #retired = new Map<number, MetricSnapshot[]>()
+  /** Workers ('slot/generation') whose figures are already in #retired: a scrape that asked them before they exited must not add them again. */
+  readonly #gone = new Set<string>()
 
   constructor (supervisor: Supervisor, extra?: () => string) {
     this.#supervisor = supervisor
     this.#extra = extra
     collectDefaultMetrics({ register: this.#process })
+    // A worker that exits leaves its last figures (final ones, counted after its last
+    // response, when it drained): they replace what a scrape last had of it.
+    supervisor.on('worker-metrics-final', ({ id, generation, metrics }: { id: number, generation: number, metrics: MetricSnapshot[] }) => {
+      const key = `${id}/${generation}`
+      if (this.#gone.has(key)) return
+      this.#last.delete(key)
+      this.#gone.add(key)
+      this.#retire(id, metrics)
+    })
   }
 
   /** The whole exposition text; resolves within WORKER_METRICS_TIMEOUT_MS plus the local work. */
@@ -64,12 +75,14 @@ export class ControlMetrics {
     const live = new Set<string>()
     for (const a of answers) {
       const key = `${a.id}/${a.generation}`
+      if (this.#gone.has(key)) continue
       live.add(key)
       if (a.metrics) this.#last.set(key, { id: a.id, metrics: a.metrics })
     }
     for (const [key, { id, metrics }] of this.#last) {
       if (live.has(key)) continue
       this.#last.delete(key)
+      this.#gone.add(key)
       this.#retire(id, metrics)
     }
     const per = (pick: (w: typeof workers[number]) => number): Sample[] => workers.map((w) => ({ value: pick(w), labels: { worker: w.id } }))
