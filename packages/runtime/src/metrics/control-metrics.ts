@@ -44,8 +44,9 @@ export class ControlMetrics {
   readonly #last = new Map<string, { id: number, metrics: MetricSnapshot[] }>()
   /**
    * Per slot, the counters and histograms of its workers that have exited, summed: added to
-   * the live workers' figures, so a restart or a rolling restart never sets a counter back
-   * (only the requests a worker served after the last scrape before it exited are missed).
+   * the live workers' figures, so a restart or a rolling restart never sets a counter back.
+   * A worker that drained sends its final figures; of one that crashed or was ended, those
+   * it sent last (up to METRICS_PUSH_MS old) or, failing those, the last scrape's.
    */
   readonly #retired = new Map<number, MetricSnapshot[]>()
   /** Workers ('slot/generation') whose figures are already in #retired: a scrape that asked them before they exited must not add them again. */
