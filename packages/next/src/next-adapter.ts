@@ -17,6 +17,8 @@ import { boundPort, setNextPort } from './listen-port.ts'
 import { loadNext, type NextServer } from './load-next.ts'
 import { poolRender } from './pool-render.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
+import { staticPages } from './warmup-pages.ts'
+import { addWarmupPaths } from '@spindle/runtime/worker'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
@@ -30,6 +32,9 @@ declare module 'fastify' {
 async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): Promise<void> {
   const opts = resolveNextOptions(options)
   const render = opts.threads > 0 ? await poolRender(fastify, opts) : await inThreadRender(fastify, opts)
+  // Under spindle start, a worker that replaces another warms up with the build's static
+  // pages (unless the configuration names its own warm-up paths).
+  if (!opts.dev) addWarmupPaths(staticPages(opts.dir))
   // httpCache (@spindle/cache) keys pages by build, so after a redeploy no worker serves
   // HTML that points at the old build's chunks. Checked once ready: either may register first.
   if (!opts.dev) {

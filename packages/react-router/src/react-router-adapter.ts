@@ -9,6 +9,8 @@ import { poolRender } from './pool-render.ts'
 import { serveClientFile } from './static-files.ts'
 import { startViteDev, type ViteDev } from './vite-dev.ts'
 import { sendWebResponse, toWebRequest } from './web-request.ts'
+import { addWarmupPaths } from '@spindle/runtime/worker'
+import { staticPages } from './warmup-pages.ts'
 
 // OPTIONS is left out on purpose: a CORS plugin answers preflights, and two OPTIONS
 // catch-alls would clash.
@@ -38,7 +40,11 @@ async function plugin (fastify: FastifyInstance, options: ReactRouterAdapterOpti
     handle = createRequestHandler(vite.loadBuild, 'development')
   } else {
     // The build is imported once, at registration; a function build is called once too.
-    handle = createRequestHandler(await loadBuild(opts.build!), opts.mode)
+    const build = await loadBuild(opts.build!)
+    handle = createRequestHandler(build, opts.mode)
+    // Under spindle start, a worker that replaces another warms up with the build's static
+    // pages (unless the configuration names its own warm-up paths).
+    addWarmupPaths(staticPages(build))
   }
 
   const inThread = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {

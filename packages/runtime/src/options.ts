@@ -131,7 +131,11 @@ export interface ServeOptions {
 }
 
 export interface WarmupOptions {
-  /** Paths to request (GET), each starting with '/'. Default ['/']. */
+  /**
+   * Paths to request (GET), each starting with '/'. Default: '/' and the pages the app's
+   * framework adapters find in its build (static page routes, at most 16; see
+   * docs/runtime.md#warm-up); given, only these.
+   */
   paths?: string[]
   /** Requests per path. Default 20. */
   requests?: number
@@ -141,6 +145,8 @@ export interface WarmupOptions {
 
 export interface ResolvedWarmup {
   readonly paths: readonly string[]
+  /** Whether the pages the app's adapters announce (addWarmupPaths) join `paths`: `paths` was not given. */
+  readonly appPaths: boolean
   readonly requests: number
   readonly timeout: number
 }
@@ -204,7 +210,12 @@ function resolveCache (input: ServeOptions['cache']): ResolvedOptions['cache'] {
 
 function resolveWarmup (input: WarmupOptions | false | undefined): ResolvedWarmup | false {
   if (input === false) return false
-  return Object.freeze({ paths: Object.freeze([...input?.paths ?? ['/']]), requests: input?.requests ?? 20, timeout: input?.timeout ?? 5000 })
+  return Object.freeze({
+    paths: Object.freeze([...input?.paths ?? ['/']]),
+    appPaths: input?.paths === undefined,
+    requests: input?.requests ?? 20,
+    timeout: input?.timeout ?? 5000,
+  })
 }
 
 /**

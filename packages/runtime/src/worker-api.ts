@@ -26,3 +26,30 @@ export function workerInfo (): { id: number, generation: number } | undefined {
 export function getSharedResource<T = unknown> (name: string): T | undefined {
   return data()?.shared[name] as T | undefined
 }
+
+/** Pages announced by the app's framework adapters for a replacement worker's warm-up, in order. */
+const warmupPaths = new Set<string>()
+/** At most this many announced pages are warmed: each costs `warmup.requests` renders. */
+export const MAX_APP_WARMUP_PATHS = 16
+
+/**
+ * Announces pages a worker that replaces another should warm up with before it takes
+ * traffic (docs/runtime.md#warm-up), when the configuration names no `warmup.paths` of its
+ * own. The framework adapters announce the static page routes of the app's build: the
+ * pages users will ask the new worker for, which its JIT and the framework's caches have
+ * not seen. Paths only, each starting with '/' (others are ignored), and requested with
+ * GET: announce pages, never routes whose GET changes anything. Outside a Spindle worker it
+ * does nothing.
+ */
+export function addWarmupPaths (paths: Iterable<string>): void {
+  if (!data()) return
+  for (const path of paths) {
+    if (warmupPaths.size >= MAX_APP_WARMUP_PATHS) break
+    if (path.startsWith('/') && !path.startsWith('//') && !path.includes('?')) warmupPaths.add(path)
+  }
+}
+
+/** The pages announced with addWarmupPaths (the runtime's warm-up reads them). */
+export function announcedWarmupPaths (): readonly string[] {
+  return [...warmupPaths]
+}

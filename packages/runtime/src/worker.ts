@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { loadApp } from './app-loader.ts'
 import { guardPublicPort, withPortDefaults } from './public-port.ts'
 import { warmUp } from './warmup.ts'
+import { announcedWarmupPaths } from './worker-api.ts'
 import { warmTickQueue } from './tick-warmup.ts'
 import { registerWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.ts'
 import { kWorkerStatus, loadShedding } from './load-shedding.ts'
@@ -53,6 +54,14 @@ async function sendMetrics (requestId: number): Promise<void> {
   send({ type: 'metrics', requestId, metrics: list as unknown as MetricSnapshot[] })
 }
 
+/** The warm-up with the pages the app's adapters announced (worker-api.ts) after its own, unless the configuration named its paths. */
+function withAnnouncedPaths (warmup: Exclude<WorkerData['warmup'], false>): Exclude<WorkerData['warmup'], false> {
+  if (!warmup.appPaths) return warmup
+  const paths = [...warmup.paths]
+  for (const path of announcedWarmupPaths()) if (!paths.includes(path)) paths.push(path)
+  return { ...warmup, paths }
+}
+
 function trackRequests (server: HttpServer): void {
   // Prepended so it runs before Fastify's handler, which may write the response synchronously.
   server.prependListener('request', (req: IncomingMessage & { [kArrivedAt]?: number }, res: ServerResponse) => {
@@ -87,7 +96,7 @@ async function start (): Promise<void> {
   // After shedding, so its preHandler sees only admitted requests; before the app, so it sees all of them.
   if (data.metrics) metrics = registerWorkerMetrics(app, Boolean(data.shedding))
   await app.register(plugin, data.appOptions)
-  const warmup = data.warmup ? await warmUp(app, data.warmup) : undefined
+  const warmup = data.warmup ? await warmUp(app, withAnnouncedPaths(data.warmup)) : undefined
   if (data.handover) {
     send({ type: 'prepared' })
     await listenCalled

@@ -44,6 +44,18 @@ describe('warm-up of a worker that replaces another', () => {
     expect(server.status()[0]!.generation).toBe(2)
   })
 
+  it('warms the pages the app\'s adapters announce after warmup.paths\' default, and only the configured paths when given', async () => {
+    server = await serve({ ...base, app: fixture('warmup-pages-app.js'), warmup: { requests: 3 } })
+    expect((await get(server.url + '/warm')).json()).toEqual({})
+    await server.restart()
+    expect((await get(server.url + '/warm')).json()).toEqual({ '/': 3, '/a': 3, '/b': 3 })
+    await server.close()
+
+    server = await serve({ ...base, app: fixture('warmup-pages-app.js'), warmup: { paths: ['/b'], requests: 2 } })
+    await server.restart()
+    expect((await get(server.url + '/warm')).json()).toEqual({ '/b': 2 })
+  })
+
   it('is off with warmup: false, and bad warm-up options fail at start', async () => {
     server = await serve({ ...base, warmup: false })
     await server.restart()
