@@ -8,7 +8,7 @@ import { newBalanceState } from './balance.ts'
 import type { ResolvedOptions } from './options.ts'
 import {
   PHASE_STARTING, STATUS_BYTES, STATUS_HEARTBEAT, STATUS_INFLIGHT, STATUS_PHASE, STATUS_PRESSURE, STATUS_REQUESTS, STATUS_SHED_FIRST,
-  STATUS_ADMISSION, STATUS_HANDED_OFF, STATUS_HANDOFF, SHUTDOWN_IDLE_GRACE, METRICS_PUSH_MS,
+  STATUS_ADMISSION, STATUS_HANDED_OFF, STATUS_HANDOFF, SHUTDOWN_IDLE_GRACE, METRICS_STALE_MS,
   deserializeError, type MetricSnapshot, type SupervisorMessage, type WorkerData, type WarmupReport, type WorkerMessage,
 } from './protocol.ts'
 
@@ -263,15 +263,15 @@ export class ManagedWorker extends EventEmitter {
    * stuck loop). A worker with requests in flight is not asked: it may be in the middle of a
    * render, and the scrape would wait until it ends (at capacity on the Next.js example,
    * scrapes that asked took 14 ms at the median and 53 at p99, bench/metrics-scrape.mjs).
-   * The figures it sent unasked stand in, while they are younger than two of its sending
-   * intervals (METRICS_PUSH_MS); older ones say its loop has not turned for that long, and it
+   * The figures it sent unasked stand in, while they are younger than METRICS_STALE_MS (two
+   * of its sending intervals); older ones say its loop has not turned for that long, and it
    * is asked. An idle worker is asked, so figures read once the traffic's responses have
    * closed are exact.
    */
   async metrics (timeout: number): Promise<MetricSnapshot[] | undefined> {
     if (this.#exited) return undefined
     const latest = this.#latestMetrics
-    if (latest && this.inflight > 0 && performance.now() - latest.at < 2 * METRICS_PUSH_MS) return latest.metrics
+    if (latest && this.inflight > 0 && performance.now() - latest.at < METRICS_STALE_MS) return latest.metrics
     return await this.#askMetrics(timeout)
   }
 

@@ -65,6 +65,8 @@ export interface WarmupReport { requests: number, failed: number, ms: number }
  * snapshot costs the worker a fraction of a millisecond.
  */
 export const METRICS_PUSH_MS = 1000
+/** A busy worker whose last figures are this old (ms, two sending intervals) has not turned its loop since: it is asked, and counted as unanswered if silent. */
+export const METRICS_STALE_MS = 2 * METRICS_PUSH_MS
 
 /** One metric with its values as prom-client's `getMetricsAsJSON()` gives it: plain, cloneable data. */
 export interface MetricSnapshot {

@@ -3,7 +3,7 @@
 // metrics, per worker and summed. Runs on the main thread, which never runs app code.
 import { ADMISSION_STATES } from '../admission/controller.ts'
 import { AggregatorRegistry, collectDefaultMetrics, Registry } from 'prom-client'
-import { type MetricSnapshot, SHED_REASONS } from '../protocol.ts'
+import { METRICS_STALE_MS, type MetricSnapshot, SHED_REASONS } from '../protocol.ts'
 import type { Supervisor, WorkerState } from '../supervisor.ts'
 
 /**
@@ -105,7 +105,7 @@ export class ControlMetrics {
       snapshot('spindle_worker_admission_state', 'gauge', '1 for the admission state each worker is in (docs/overload.md#admission)', workers.flatMap((w) => ADMISSION_STATES.map((state) => ({ value: w.admission === state ? 1 : 0, labels: { worker: w.id, state } })))),
       snapshot('spindle_worker_shed_requests_total', 'counter', 'Requests answered 503 by load shedding, by reason', shed((w) => ({ worker: w.id }))),
       snapshot('spindle_shed_requests_total', 'counter', 'Requests answered 503 by load shedding, all workers, by reason', shed(() => ({}))),
-      snapshot('spindle_metrics_workers_unanswered', 'gauge', `Workers whose request metrics did not arrive within ${WORKER_METRICS_TIMEOUT_MS} ms for this scrape (their previous figures are shown)`,
+      snapshot('spindle_metrics_workers_unanswered', 'gauge', `Workers whose request metrics did not arrive for this scrape: asked and silent for ${WORKER_METRICS_TIMEOUT_MS} ms, or busy and silent for ${METRICS_STALE_MS / 1000} s (their previous figures are shown)`,
         [{ value: unanswered, labels: {} }]),
     ]]
     for (const { id, metrics } of [...this.#last.values(), ...[...this.#retired].map(([id, metrics]) => ({ id, metrics }))]) {
