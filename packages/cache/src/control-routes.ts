@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { invalidOption as fail } from './errors.ts'
 import { controlRoutesSchema } from './option-schema.ts'
-import { optionChecker } from './option-validator.ts'
+import { optionChecker } from '@spindle/options'
 import { purge, type PurgeRequest } from './purge.ts'
 import type { SharedStore } from './shared-store.ts'
 

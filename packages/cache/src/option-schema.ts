@@ -5,7 +5,7 @@
 // between options (maxEntryBytes against maxBytes, ...) are filled and checked in code.
 // `store` is tested with `instanceOf` against the classes its checker is given
 // (plugin-options.ts), so this file imports no class and makes no import cycle.
-import type { OptionSchema } from './option-validator.ts'
+import type { OptionSchema } from '@spindle/options'
 
 /** `{ type: 'integer', minimum, maximum }` with the words of its message. */
 const int = (minimum: number, maximum: number): OptionSchema => ({ type: 'integer', minimum, maximum, expected: `an integer from ${minimum} to ${maximum}` })

@@ -5,7 +5,7 @@ import { DEFAULT_SHARED_NAME } from './shared-resource.ts'
 import { FleetStore } from './fleet/fleet-store.ts'
 import { SharedStore } from './shared-store.ts'
 import { httpCacheSchema } from './option-schema.ts'
-import { optionChecker } from './option-validator.ts'
+import { optionChecker } from '@spindle/options'
 import { resolveStoreOptions, type SharedStoreOptions } from './store-options.ts'
 
 export interface HttpCacheOptions {

@@ -1,6 +1,6 @@
 import { invalidOption as fail } from './errors.ts'
 import { storeSchema } from './option-schema.ts'
-import { optionChecker } from './option-validator.ts'
+import { optionChecker } from '@spindle/options'
 
 export interface SharedStoreOptions {
   /** Size of the whole SharedArrayBuffer (data and bookkeeping), in bytes. Default 64 MiB. */

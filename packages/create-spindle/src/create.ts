@@ -12,7 +12,7 @@ const own = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 export const version: string = own.version
 
 /** Every Spindle package a tarball folder may hold, so their dependencies on each other resolve too. */
-const spindlePackages = ['@spindle/runtime', '@spindle/cache', '@spindle/next', '@spindle/react-router']
+const spindlePackages = ['@spindle/options', '@spindle/runtime', '@spindle/cache', '@spindle/next', '@spindle/react-router']
 
 export interface CreateContext {
   readonly cwd: string

@@ -1,7 +1,7 @@
 // The JSON schema of nextAdapter's options. Whether `dir` holds a built app, and the defaults
 // taken from the runtime and the environment, are checked and filled in code (options.ts).
 import { poolOptionProperties } from '@spindle/runtime/pool'
-import type { OptionSchema } from '@spindle/runtime/option-validator'
+import type { OptionSchema } from '@spindle/options'
 
 export const nextAdapterSchema: OptionSchema = {
   type: 'object',

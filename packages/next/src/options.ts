@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { isMainThread, workerData } from 'node:worker_threads'
-import { optionChecker } from '@spindle/runtime/option-validator'
+import { optionChecker } from '@spindle/options'
 import { POOL_DEFAULTS, poolThreadsFromEnv } from '@spindle/runtime/pool'
 import { SPINDLE_NEXT_INVALID_OPTION, SPINDLE_NEXT_NO_BUILD } from './errors.ts'
 import { nextAdapterSchema } from './option-schema.ts'

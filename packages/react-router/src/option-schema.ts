@@ -2,7 +2,7 @@
 // excludes what in dev mode, and the defaults taken from the environment are checked and
 // filled in code (options.ts).
 import { poolOptionProperties } from '@spindle/runtime/pool'
-import type { OptionSchema } from '@spindle/runtime/option-validator'
+import type { OptionSchema } from '@spindle/options'
 
 export const reactRouterAdapterSchema: OptionSchema = {
   type: 'object',

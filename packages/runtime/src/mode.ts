@@ -2,7 +2,7 @@
 // through SO_REUSEPORT, or one Fastify worker that sends renders to a pool of threads.
 import { SPINDLE_RUNTIME_REUSEPORT_UNSUPPORTED } from './errors.ts'
 import { fail } from './option-checks.ts'
-import { show } from './option-validator.ts'
+import { show } from '@spindle/options'
 
 export type ModeOption = 'auto' | 'reusePort' | 'pool'
 export type Mode = 'reusePort' | 'pool'

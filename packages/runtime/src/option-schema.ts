@@ -2,7 +2,7 @@
 // the config file and the flags), and the loadShedding plugin. The TypeScript types beside
 // them (options.ts, shed-options.ts) say the same in types; defaults that depend on the
 // machine and relations between options are filled and checked in code.
-import type { OptionSchema } from './option-validator.ts'
+import type { OptionSchema } from '@spindle/options'
 
 const positiveInt = { type: 'integer', minimum: 1, expected: 'a positive integer' } as const
 const milliseconds = { type: 'number', exclusiveMinimum: 0, expected: 'a positive number of milliseconds' } as const

@@ -1,7 +1,7 @@
 // Options of the load-shedding plugin: checked once against their schema, defaults filled,
 // copied and frozen, so the per-request path only compares numbers.
 import { fail } from './option-checks.ts'
-import { optionChecker } from './option-validator.ts'
+import { optionChecker } from '@spindle/options'
 import { sheddingSchema } from './option-schema.ts'
 
 export interface LoadSheddingOptions {

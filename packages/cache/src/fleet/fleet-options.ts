@@ -1,6 +1,6 @@
 import { invalidOption as fail } from '../errors.ts'
 import { fleetSchema } from '../option-schema.ts'
-import { optionChecker, show } from '../option-validator.ts'
+import { optionChecker, show } from '@spindle/options'
 
 export interface FleetOptions {
   /** `redis://[user:password@]host[:port][/db]`; also `rediss://` (TLS), `valkey://`, `valkeys://`. */

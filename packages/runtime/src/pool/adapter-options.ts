@@ -1,7 +1,7 @@
 // The render-pool options both framework adapters take (`threads`, `threadConcurrency`,
 // `maxBacklog`, `hangTimeout`): their schema, their defaults, and the pool size
 // `spindle start --mode pool` hands a worker.
-import type { OptionSchema } from '../option-validator.ts'
+import type { OptionSchema } from '@spindle/options'
 
 /** JSON schema properties of the pool options, for an adapter's own option schema. */
 export const poolOptionProperties: Readonly<Record<string, OptionSchema>> = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { optionChecker, type OptionSchema } from '../src/option-validator.ts'
+import { optionChecker, type OptionSchema } from '../src/index.ts'
 
 class Store {}
 
