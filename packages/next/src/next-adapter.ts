@@ -18,6 +18,7 @@ import { loadNext, type NextServer } from './load-next.ts'
 import { poolRender } from './pool-render.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
 import { staticPages } from './warmup-pages.ts'
+import { warnIfCachePerThread } from './per-thread-cache.ts'
 import { addWarmupPaths } from '@spindle/runtime/worker'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
@@ -35,6 +36,7 @@ async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): P
   // Under spindle start, a worker that replaces another warms up with the build's static
   // pages (unless the configuration names its own warm-up paths).
   if (!opts.dev) addWarmupPaths(staticPages(opts.dir))
+  if (!opts.dev) warnIfCachePerThread(opts.dir, opts.threads)
   // httpCache (@spindle/cache) keys pages by build, so after a redeploy no worker serves
   // HTML that points at the old build's chunks. Checked once ready: either may register first.
   if (!opts.dev) {

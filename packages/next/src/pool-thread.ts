@@ -4,6 +4,7 @@
 // http.ServerResponse (writeHead, implicit headers, drain, HEAD/204/304 bodies), which is
 // what Next's compression and streaming expect; its socket is a stub, so the protocol
 // travels in x-forwarded-proto.
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import inject, { type Response as InjectResponse } from 'light-my-request'
 import { TaskChannel, signalReady, threadOptions, type PoolTask } from '@spindle/runtime/pool-thread'
@@ -13,6 +14,24 @@ import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
 
 /** Connection-level headers of the null socket light-my-request writes to: not the client's. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date'])
+
+/**
+ * The request's headers by lower-cased name, a repeated one as the list of its values:
+ * light-my-request joins such a list as Node's HTTP server does (the first Authorization or
+ * User-Agent kept, Cookie values joined with '; ', others with ', ').
+ */
+function requestHeaders (rawHeaders: readonly string[]): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {}
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase()
+    const value = rawHeaders[i + 1]!
+    const seen = headers[name]
+    if (seen === undefined) headers[name] = value
+    else if (typeof seen === 'string') headers[name] = [seen, value]
+    else seen.push(value)
+  }
+  return headers
+}
 
 const { dir, quiet, hostname, port, boundPort } = threadOptions<{ dir: string, quiet: boolean, hostname: string, port: number, boundPort?: Int32Array }>()
 const app = loadNext(dir)({ dir, dev: false, quiet, hostname, port, customServer: true })
@@ -34,19 +53,31 @@ export default async function serve (task: PoolTask): Promise<void> {
   followBoundPort()
   const channel = new TaskChannel(task)
   const { head } = channel
-  const origin = new URL(head.url)
-  const headers: Record<string, string> = {}
-  for (let i = 0; i < head.rawHeaders.length; i += 2) {
-    const name = head.rawHeaders[i]!.toLowerCase()
-    const value = head.rawHeaders[i + 1]!
-    headers[name] = headers[name] === undefined ? value : `${headers[name]}${name === 'cookie' ? '; ' : ', '}${value}`
+  // The target as the client sent it: a URL object would turn a backslash into '/' and
+  // settle what Next's own redirects are for (a 308 to the clean path). The host was checked on the main thread, so the path
+  // starts at the first '/' after it.
+  const target = head.url.slice(head.url.indexOf('/', head.url.indexOf('://') + 3))
+  const headers = requestHeaders(head.rawHeaders)
+  let rawHeaders = head.rawHeaders
+  if (headers['x-forwarded-proto'] === undefined) {
+    const proto = head.url.slice(0, head.url.indexOf(':'))
+    headers['x-forwarded-proto'] = proto
+    rawHeaders = [...rawHeaders, 'x-forwarded-proto', proto]
   }
-  headers['x-forwarded-proto'] ??= origin.protocol.slice(0, -1)
+  const hasUserAgent = headers['user-agent'] !== undefined
+  // light-my-request makes a request like Node's, with two liberties taken back here: a
+  // User-Agent of its own where the client sent none, and a target it parsed.
+  const dispatch = (req: IncomingMessage, res: ServerResponse) => {
+    req.url = target
+    req.rawHeaders = rawHeaders
+    if (!hasUserAgent) delete req.headers['user-agent']
+    return handle(req, res)
+  }
   let response: InjectResponse
   try {
-    response = await inject(handle as never, {
+    response = await inject(dispatch as never, {
       method: head.method as never,
-      url: origin.pathname + origin.search,
+      url: target,
       headers,
       remoteAddress: head.remoteAddress,
       ...(channel.body ? { payload: Readable.fromWeb(channel.body as import('node:stream/web').ReadableStream<Uint8Array>) } : {}),
@@ -65,7 +96,9 @@ export default async function serve (task: PoolTask): Promise<void> {
     if (Array.isArray(value)) for (const v of value) pairs.push([name, String(v)])
     else pairs.push([name, String(value)])
   }
-  channel.sendHead({ status: response.statusCode, headers: pairs })
+  const status = response.statusCode
+  const text = response.statusMessage
+  channel.sendHead(text !== '' && text !== STATUS_CODES[status] ? { status, statusText: text, headers: pairs } : { status, headers: pairs })
   try {
     for await (const chunk of response.stream()) {
       if (channel.finished) break

@@ -20,6 +20,8 @@ let based: FastifyInstance
 let cachedUrl: string
 let basedUrl: string
 const reachedRoute: string[] = []
+const warnings: Array<Error & { code?: string }> = []
+const onWarning = (w: Error) => { warnings.push(w) }
 
 beforeAll(async () => {
   buildCacheApp()
@@ -28,6 +30,7 @@ beforeAll(async () => {
   // Pool threads start with a copy of this environment.
   process.env.RENDER_LOG = renderLog
   cached = Fastify()
+  process.on('warning', onWarning)
   await cached.register(nextAdapter, { dir: cacheAppDir, threads: 2 })
   cachedUrl = await cached.listen({ port: 0, host: '127.0.0.1' })
 
@@ -37,6 +40,7 @@ beforeAll(async () => {
   based.addHook('preHandler', async (req) => { reachedRoute.push(req.url) })
   await based.register(nextAdapter, { dir: basePathDir, threads: 1 })
   basedUrl = await based.listen({ port: 0, host: '127.0.0.1' })
+  process.off('warning', onWarning)
 }, 300_000)
 
 afterAll(async () => {
@@ -55,6 +59,10 @@ async function get (base: string, path: string, init: Parameters<typeof request>
 }
 
 describe('nextAdapter with threads: one Next cache for every pool thread', () => {
+  it('does not warn of per-thread caches for a build made with withSpindle', () => {
+    expect(warnings.filter((w) => w.code === 'SPINDLE_NEXT_CACHE_PER_THREAD')).toEqual([])
+  })
+
   it("renders a 'use cache' component once when both pool threads miss it at the same time", async () => {
     // Two requests at once go to the two threads (the least busy takes each).
     const [a, b] = await Promise.all([get(cachedUrl, '/slow'), get(cachedUrl, '/slow')])

@@ -11,6 +11,8 @@ import { appDir, buildApp } from './fixtures/build.ts'
 let fastify: FastifyInstance
 let base: string
 const statuses: Array<[string, number]> = []
+const warnings: Array<Error & { code?: string }> = []
+const onWarning = (w: Error) => { warnings.push(w) }
 
 beforeAll(async () => {
   buildApp()
@@ -22,7 +24,9 @@ beforeAll(async () => {
   await once(probe, 'listening')
   const port = (probe.address() as { port: number }).port
   await new Promise((resolve) => probe.close(resolve))
+  process.on('warning', onWarning)
   await fastify.register(nextAdapter, { dir: appDir, threads: 2, hostname: 'app.spindle.test', port })
+  process.off('warning', onWarning)
   await fastify.listen({ port, host: '127.0.0.1' })
   base = `http://127.0.0.1:${port}`
 }, 240_000)
@@ -35,6 +39,13 @@ async function get (path: string, init: Parameters<typeof request>[1] = {}) {
 }
 
 describe('nextAdapter with threads: Next runs in pool threads', () => {
+  it('warns once, at start, that Next\'s caches are per thread in a build without withSpindle', async () => {
+    await new Promise((resolve) => setImmediate(resolve))
+    const perThread = warnings.filter((w) => w.code === 'SPINDLE_NEXT_CACHE_PER_THREAD')
+    expect(perThread).toHaveLength(1)
+    expect(perThread[0]!.message).toContain('withSpindle()')
+  })
+
   it('renders App Router pages with headers set by Fastify hooks, route handlers on both pool threads', async () => {
     const res = await get('/')
     expect(res.status).toBe(200)

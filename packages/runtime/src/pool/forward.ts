@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Piscina } from 'piscina'
 import { SPINDLE_RUNTIME_POOL_THREAD_FAILED } from '../errors.ts'
 import { deserializeError } from '../protocol.ts'
-import { CHUNK_BYTES, WINDOW, type FromThread, type PoolTask, type RequestHead, type ToThread } from './protocol.ts'
+import { CHUNK_BYTES, WINDOW, type FromThread, type PoolTask, type RequestHead, type ResponseHead, type ToThread } from './protocol.ts'
 
 /** How a forwarded request ended, for the pool's accounting and logs. */
 export type ForwardOutcome = 'ok' | 'aborted' | 'crashed'
@@ -48,6 +48,24 @@ class ThreadResponse extends Readable {
 }
 
 /**
+ * Status, reason phrase and headers of the thread's response on `reply`. A header that
+ * comes more than once (two Vary or WWW-Authenticate lines, not only Set-Cookie) keeps
+ * every value: `reply.header()` replaces what it was given before for any other name.
+ */
+function applyHead (reply: FastifyReply, head: ResponseHead): void {
+  reply.status(head.status)
+  if (head.statusText !== undefined) reply.raw.statusMessage = head.statusText
+  const values = new Map<string, string | string[]>()
+  for (const [name, value] of head.headers) {
+    const seen = values.get(name)
+    if (seen === undefined) values.set(name, value)
+    else if (typeof seen === 'string') values.set(name, [seen, value])
+    else seen.push(value)
+  }
+  for (const [name, value] of values) reply.header(name, value)
+}
+
+/**
  * Sends the request to a pool thread and streams the answer into `reply`. Resolves once the
  * reply is handed to Fastify (or the client is gone); `settled` resolves with the outcome
  * when the thread finished the task (its last byte, its abort, or its crash).
@@ -85,8 +103,7 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
   port.on('message', (message: FromThread) => {
     switch (message.t) {
       case 'head': {
-        reply.status(message.head.status)
-        for (const [name, value] of message.head.headers) reply.header(name, value)
+        applyHead(reply, message.head)
         response = new ThreadResponse(port)
         if (message.b) response.add(message.b, message.end === true)
         else if (message.end) response.push(null)

@@ -37,9 +37,11 @@ export interface PoolTask {
   readonly port: MessagePort
 }
 
-/** Response head: status and header pairs (every Set-Cookie its own pair). */
+/** Response head: status and header pairs (each value of a repeated header its own pair). */
 export interface ResponseHead {
   readonly status: number
+  /** The reason phrase, only when it is not the standard one for `status`. */
+  readonly statusText?: string
   readonly headers: Array<[string, string]>
 }
 

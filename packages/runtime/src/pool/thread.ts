@@ -2,6 +2,7 @@
 // for Web Request → Response handlers. The task's promise resolves after the response's last
 // byte (or the client's abort), so piscina's count of running tasks is the count of live
 // requests.
+import { STATUS_CODES } from 'node:http'
 import { parentPort, workerData } from 'node:worker_threads'
 import type { PoolTask, PoolThreadData, ResponseHead, ThreadReady } from './protocol.ts'
 import { TaskChannel } from './task-channel.ts'
@@ -72,5 +73,6 @@ function responseHead (response: Response): ResponseHead {
   const headers: Array<[string, string]> = []
   for (const [name, value] of response.headers) if (name !== 'set-cookie') headers.push([name, value])
   for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie])
-  return { status: response.status, headers }
+  const text = response.statusText
+  return text !== '' && text !== STATUS_CODES[response.status] ? { status: response.status, statusText: text, headers } : { status: response.status, headers }
 }
