@@ -6,45 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createRequire } from 'node:module'
-import { connect, createServer } from 'node:net'
+import { createServer } from 'node:net'
 import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { nextAdapter } from '@spindle/next'
 import { appDir, buildApp } from './fixtures/build.ts'
+import { headerValues, rawRequest as raw, type RawAnswer } from '../../runtime/test/raw-http.ts'
 
-interface RawAnswer {
-  readonly statusLine: string
-  readonly headers: Array<[string, string]>
-  readonly body: string
-}
-
-/** Sends `head` as written (no client library to tidy it) and reads the answer to the close. */
-async function raw (port: number, head: string): Promise<RawAnswer> {
-  const socket = connect(port, '127.0.0.1')
-  const chunks: Buffer[] = []
-  socket.on('data', (c: Buffer) => chunks.push(c))
-  socket.write(head)
-  await once(socket, 'close')
-  const text = Buffer.concat(chunks).toString('latin1')
-  const split = text.indexOf('\r\n\r\n')
-  const lines = text.slice(0, split).split('\r\n')
-  const headers = lines.slice(1).map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()] as [string, string])
-  let body = text.slice(split + 4)
-  if (headers.some(([n, v]) => n === 'transfer-encoding' && v === 'chunked')) {
-    let decoded = ''
-    for (let at = 0; ;) {
-      const eol = body.indexOf('\r\n', at)
-      const size = parseInt(body.slice(at, eol), 16)
-      if (!(size > 0)) break
-      decoded += body.slice(eol + 2, eol + 2 + size)
-      at = eol + 2 + size + 2
-    }
-    body = decoded
-  }
-  return { statusLine: lines[0]!, headers, body }
-}
-
-const values = (a: RawAnswer, name: string) => a.headers.filter(([n]) => n === name).map(([, v]) => v)
+const values = headerValues
 
 async function freePort (): Promise<number> {
   const probe = createServer().listen(0, '127.0.0.1')

@@ -124,14 +124,15 @@ describe('nextAdapter with threads: admission in the thread that runs Fastify', 
   it('answers 503 at once to a request that could not start within maxBacklog, without sending it to the pool', async () => {
     const small = Fastify()
     try {
-      // One render at a time, 100 ms of backlog; /stream takes about 300 ms.
+      // One render at a time, 100 ms of backlog; /api/spin?ms=300 keeps the thread's CPU busy
+      // for 300 ms (a render that only waited would let more start on the thread's idle time).
       await small.register(nextAdapter, { dir: appDir, threads: 1, threadConcurrency: 1, maxBacklog: 100 })
       const url = await small.listen({ port: 0, host: '127.0.0.1' })
       // Enough renders for the pool to know how long one takes.
-      for (let i = 0; i < 6; i++) expect((await request(url + '/stream')).statusCode).toBe(200)
+      for (let i = 0; i < 6; i++) expect((await request(url + '/api/spin?ms=300')).statusCode).toBe(200)
       const ends: Array<{ status: number, code?: string, retryAfter?: string }> = []
       await Promise.all(Array.from({ length: 5 }, async () => {
-        const res = await request(url + '/stream')
+        const res = await request(url + '/api/spin?ms=300')
         const body = await res.body.text()
         ends.push({ status: res.statusCode, code: res.statusCode === 503 ? JSON.parse(body).code : undefined, retryAfter: res.headers['retry-after'] as string | undefined })
       }))

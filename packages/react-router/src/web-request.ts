@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http'
 import { createReadableStreamFromReadable } from '@react-router/node'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { coalescedBody } from './coalesced-body.ts'
@@ -37,9 +38,13 @@ export function routedUrl (request: FastifyRequest): URL {
  */
 export function toWebRequest (request: FastifyRequest, reply: FastifyReply): Request {
   const url = routedUrl(request)
+  // As Node's HTTP server gives them: the first of a repeated Authorization or Content-Type,
+  // Cookie lines joined with '; ' (what @react-router/express gives an app too).
   const headers = new Headers()
-  const raw = request.raw.rawHeaders
-  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!)
+  for (const [name, value] of Object.entries(request.raw.headers)) {
+    if (typeof value === 'string') headers.set(name, value)
+    else if (value !== undefined) for (const v of value) headers.append(name, v)
+  }
   const controller = new AbortController()
   reply.raw.once('close', () => { if (!reply.raw.writableFinished) controller.abort() })
   const init: RequestInit & { duplex?: 'half' } = { method: request.method, headers, signal: controller.signal }
@@ -52,16 +57,19 @@ export function toWebRequest (request: FastifyRequest, reply: FastifyReply): Req
 
 /**
  * Sends a Web Response through Fastify, streaming its body (the pieces of one turn of the
- * loop joined into one write: coalesced-body.ts) and keeping every Set-Cookie.
+ * loop joined into one write: coalesced-body.ts), keeping every Set-Cookie and the reason phrase.
  */
 export async function sendWebResponse (reply: FastifyReply, response: Response): Promise<void> {
   reply.status(response.status)
+  if (response.statusText !== '' && response.statusText !== STATUS_CODES[response.status]) reply.raw.statusMessage = response.statusText
   for (const [name, value] of response.headers) {
     if (name === 'set-cookie') continue
     reply.header(name, value)
   }
   const cookies = response.headers.getSetCookie()
   if (cookies.length > 0) reply.header('set-cookie', cookies)
+  // An event stream's head leaves at once (an EventSource opens on it), not with its first event.
+  if (/^text\/event-stream\b/i.test(response.headers.get('content-type') ?? '')) reply.raw.once('pipe', () => { reply.raw.flushHeaders() })
   if (response.body) await reply.send(coalescedBody(response.body))
   else await reply.send()
 }

@@ -35,7 +35,7 @@ async function waitFor<T> (what: string, check: () => Promise<T | undefined | fa
 
 /** Renders of `ms` that take a pool slot each, one after another: the pool learns how long one takes. */
 async function warm (base: string, ms: number): Promise<void> {
-  for (let i = 0; i < 6; i++) expect((await get(`${base}/nap?ms=${ms}`)).status).toBe(200)
+  for (let i = 0; i < 6; i++) expect((await get(`${base}/spin?ms=${ms}`)).status).toBe(200)
 }
 
 function expectShed (answer: Answer): void {
@@ -71,15 +71,16 @@ describe('spindle start --mode pool: the pool sheds and reports like a worker', 
     const status = async () => JSON.parse((await get(control + '/status')).body).workers[0]
     expect((await status()).admission).toBe('normal')
 
-    // Open arrivals at 4x what one slot of 200 ms serves, for 1.6 s: the queue fills the
-    // 600 ms budget (backlog), keeps overflowing it (shedding), and is cut to a render (overload).
+    // Open arrivals at 4x what one slot of 200 ms of CPU serves, for 1.6 s: the queue fills
+    // the 600 ms budget (backlog), keeps overflowing it (shedding), and is cut to a render
+    // (overload). The renders spin: a render that only waits would let more start on idle time.
     const agent = new Agent({ connections: 64 })
     const states = new Set<string>()
     let polling = true
     const poll = (async () => { while (polling) { states.add((await status()).admission); await sleep(20) } })()
     const answers = await Promise.all(Array.from({ length: 32 }, async (_, i) => {
       await sleep(i * 50)
-      return get(`${url}/nap?ms=200`, agent)
+      return get(`${url}/spin?ms=200`, agent)
     }))
     polling = false
     await poll

@@ -63,6 +63,8 @@ function applyHead (reply: FastifyReply, head: ResponseHead): void {
     else seen.push(value)
   }
   for (const [name, value] of values) reply.header(name, value)
+  // An event stream's head leaves at once (an EventSource opens on it), not with its first event.
+  if (/^text\/event-stream\b/i.test(String(values.get('content-type') ?? ''))) reply.raw.once('pipe', () => { reply.raw.flushHeaders() })
 }
 
 /**

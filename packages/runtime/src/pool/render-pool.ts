@@ -4,7 +4,13 @@
 // through piscina's least-busy balancer with `concurrency` renders per thread. piscina's own
 // queue stays empty: a task is run only when a slot is free, so a request that cannot start
 // in time is answered 503 here without reaching a thread.
-import { performance } from 'node:perf_hooks'
+//
+// A slot is a share of a thread's CPU, so two kinds of request stop holding one, as in a
+// worker's render queue (../admission/render-queue.ts): one that has run for LONG_LIVED ms
+// (an event stream, a slow download: it no longer counts), and, while requests wait and
+// every slot is taken, the threads idling for IDLE_TO_START of a poll (the running requests
+// wait for I/O, a loader's fetch or an open stream, not for the CPU): then one more starts.
+import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 import { isMainThread, resourceLimits, workerData } from 'node:worker_threads'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import { Piscina } from 'piscina'
@@ -15,6 +21,20 @@ import { forward } from './forward.ts'
 import { HangWatch } from './hang-watch.ts'
 import { countRenderPool } from './presence.ts'
 import { isThreadReady, type PoolThreadData, type RequestHead } from './protocol.ts'
+import { LONG_LIVED } from '../admission/controller.ts'
+
+/** ms between checks of the threads' idle time while requests wait and every slot is taken. */
+const POLL = 10
+/** Mean share of the last poll the pool threads idled for one more request to start beyond the slots. */
+const IDLE_TO_START = 0.25
+/**
+ * piscina's cap on one thread's tasks: only a backstop, the slots above decide. Requests
+ * started on idle time, and long-lived ones, run beyond `concurrency`.
+ */
+const TASKS_PER_THREAD_CAP = 1024
+
+/** A request running on a pool thread; `counted` until it has run LONG_LIVED ms. */
+interface Running { readonly startedAt: number, counted: boolean }
 
 export interface RenderPoolOptions {
   /** The framework's pool-thread entry module (absolute path). */
@@ -52,10 +72,15 @@ export class RenderPool {
   readonly #admission: AdmissionGate | undefined
   readonly #capacity: number
   #pool: Piscina
+  /** Running requests that hold a slot. */
   #busy = 0
+  /** Every running request, in start order. */
+  readonly #running = new Set<Running>()
   #queue: Waiting[] = []
   #closing = false
   readonly #hangs: HangWatch | undefined
+  #timer: NodeJS.Timeout | undefined
+  #pollElu = new Map<object, EventLoopUtilization>()
 
   private constructor (o: RenderPoolOptions, pool: Piscina) {
     this.#o = o
@@ -114,6 +139,7 @@ export class RenderPool {
         start: () => { this.#run(request, reply, head, waiting.arrived, performance.now()).then(resolve, resolve) },
       }
       this.#queue.push(waiting)
+      this.#poll()
       reply.raw.once('close', () => {
         if (!waiting.cancelled && this.#queue.includes(waiting)) {
           waiting.cancelled = true
@@ -126,15 +152,20 @@ export class RenderPool {
 
   async #run (request: FastifyRequest, reply: FastifyReply, head: RequestHead, arrived: number, now: number): Promise<void> {
     this.#busy++
+    const running: Running = { startedAt: now, counted: true }
+    this.#running.add(running)
     this.#admission?.started(now, now - arrived, request)
     const { replied, settled } = forward(this.#pool, request, reply, head, (err, headSent) => {
       request.log.error({ err }, headSent ? 'render pool thread failed mid-response: connection cut' : 'render pool thread failed: answered 502')
     })
     void settled.then(() => {
-      this.#busy--
+      this.#running.delete(running)
       const end = performance.now()
       markAnswered(request.raw.socket as ShedSocket | null, end)
-      this.#admission?.finished(end, end - now, this.#queue.length)
+      if (running.counted) {
+        this.#busy--
+        this.#admission?.finished(end, end - now, this.#queue.length)
+      }
       this.#next()
       if (this.#queue.length === 0) this.#admission?.settle()
     })
@@ -142,10 +173,44 @@ export class RenderPool {
   }
 
   #next (): void {
-    while (this.#busy < this.#capacity && this.#queue.length > 0) {
-      const waiting = this.#queue.shift()!
-      if (!waiting.cancelled) waiting.start()
+    while (this.#busy < this.#capacity && this.#queue.length > 0) this.#startOldest()
+    if (this.#queue.length > 0) this.#poll()
+  }
+
+  #startOldest (): void {
+    const waiting = this.#queue.shift()!
+    if (!waiting.cancelled) waiting.start()
+  }
+
+  #poll (): void {
+    if (this.#timer !== undefined || this.#closing) return
+    this.#pollElu = new Map(this.#pool.threads.map((t) => [t, t.performance.eventLoopUtilization()]))
+    this.#timer = setTimeout(this.#tick, POLL)
+  }
+
+  readonly #tick = (): void => {
+    this.#timer = undefined
+    const now = performance.now()
+    // Start order is set order: the long-lived are at the front.
+    for (const running of this.#running) {
+      if (now - running.startedAt < LONG_LIVED) break
+      if (!running.counted) continue
+      running.counted = false
+      this.#busy--
+      this.#admission?.finished(now, Infinity, this.#queue.length)
     }
+    let idle = 0
+    let span = 0
+    for (const thread of this.#pool.threads) {
+      const before = this.#pollElu.get(thread)
+      if (before === undefined) continue
+      const d = thread.performance.eventLoopUtilization(thread.performance.eventLoopUtilization(), before)
+      idle += d.idle
+      span += d.idle + d.active
+    }
+    while (this.#queue.length > 0 && this.#queue[0]!.cancelled) this.#queue.shift()
+    if (this.#queue.length > 0 && span > 0 && idle >= IDLE_TO_START * span) this.#startOldest()
+    this.#next()
   }
 
   // piscina replaces a thread that dies after start-up, but never again once one died
@@ -172,6 +237,7 @@ export class RenderPool {
     this.#closing = true
     countRenderPool(-1)
     this.#hangs?.stop()
+    clearTimeout(this.#timer)
     this.#admission?.close()
     for (const waiting of this.#queue) waiting.cancelled = true
     this.#queue = []
@@ -213,7 +279,7 @@ async function startPiscina (o: RenderPoolOptions): Promise<Piscina> {
     minThreads: o.threads,
     maxThreads: o.threads,
     idleTimeout: Infinity,
-    concurrentTasksPerWorker: o.concurrency,
+    concurrentTasksPerWorker: Math.max(o.concurrency, TASKS_PER_THREAD_CAP),
     atomics: 'disabled',
     workerData,
     ...youngGeneration(),

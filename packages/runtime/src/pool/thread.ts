@@ -6,6 +6,7 @@ import { STATUS_CODES } from 'node:http'
 import { parentPort, workerData } from 'node:worker_threads'
 import type { PoolTask, PoolThreadData, ResponseHead, ThreadReady } from './protocol.ts'
 import { TaskChannel } from './task-channel.ts'
+import { headersLikeNode } from './node-headers.ts'
 import { warmTickQueue } from '../tick-warmup.ts'
 
 // Started as the entry loads; the ready signal waits for it (tick-warmup.ts says why).
@@ -24,12 +25,10 @@ export function signalReady (): void {
   void ticksWarmed.then(() => parentPort?.postMessage({ spindlePool: 'ready' } satisfies ThreadReady))
 }
 
-/** The request of `task` as a Web Request, its body streamed and its signal tied to the client. */
+/** The request of `task` as a Web Request (its headers as Node gives them), its body streamed and its signal tied to the client. */
 export function toRequest (channel: TaskChannel): Request {
   const { head } = channel
-  const headers = new Headers()
-  for (let i = 0; i < head.rawHeaders.length; i += 2) headers.append(head.rawHeaders[i]!, head.rawHeaders[i + 1]!)
-  const init: RequestInit & { duplex?: 'half' } = { method: head.method, headers, signal: channel.signal }
+  const init: RequestInit & { duplex?: 'half' } = { method: head.method, headers: headersLikeNode(head.rawHeaders), signal: channel.signal }
   if (channel.body) {
     init.body = channel.body
     init.duplex = 'half'

@@ -1,0 +1,43 @@
+// A request written byte for byte (no client library to tidy its target or headers) and its
+// answer read to the close: for tests that compare what servers make of the same bytes.
+import { once } from 'node:events'
+import { connect } from 'node:net'
+
+export interface RawAnswer {
+  readonly statusLine: string
+  /** Lower-cased names, in the order sent, a repeated header once per line. */
+  readonly headers: Array<[string, string]>
+  /** The body, de-chunked. */
+  readonly body: string
+}
+
+/** Sends `head` (ending in a blank line, with `Connection: close`) to 127.0.0.1:`port`. */
+export async function rawRequest (port: number, head: string): Promise<RawAnswer> {
+  const socket = connect(port, '127.0.0.1')
+  const chunks: Buffer[] = []
+  socket.on('data', (c: Buffer) => chunks.push(c))
+  socket.write(head)
+  await once(socket, 'close')
+  const text = Buffer.concat(chunks).toString('latin1')
+  const split = text.indexOf('\r\n\r\n')
+  const lines = text.slice(0, split).split('\r\n')
+  const headers = lines.slice(1).map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()] as [string, string])
+  let body = text.slice(split + 4)
+  if (headers.some(([n, v]) => n === 'transfer-encoding' && v === 'chunked')) {
+    let decoded = ''
+    for (let at = 0; ;) {
+      const eol = body.indexOf('\r\n', at)
+      const size = parseInt(body.slice(at, eol), 16)
+      if (!(size > 0)) break
+      decoded += body.slice(eol + 2, eol + 2 + size)
+      at = eol + 2 + size + 2
+    }
+    body = decoded
+  }
+  return { statusLine: lines[0]!, headers, body }
+}
+
+/** Every value of header `name` in `answer`, in order. */
+export function headerValues (answer: RawAnswer, name: string): string[] {
+  return answer.headers.filter(([n]) => n === name).map(([, v]) => v)
+}
