@@ -30,7 +30,7 @@ export async function poolRender (fastify: FastifyInstance, opts: ResolvedOption
   return async (request, reply) => {
     if (opts.clientDir && (request.method === 'GET' || request.method === 'HEAD')) {
       const pathname = request.url.split('?')[0]!
-      if (await serveClientFile(opts.clientDir, pathname, opts.staticMaxAge, reply, request.method === 'HEAD')) return reply
+      if (await serveClientFile(opts.clientDir, pathname, opts.staticMaxAge, request, reply)) return reply
     }
     await pool.dispatch(request, reply, requestHead(request, routedUrl(request).href))
     return reply

@@ -50,7 +50,7 @@ async function plugin (fastify: FastifyInstance, options: ReactRouterAdapterOpti
   const inThread = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (opts.clientDir && (request.method === 'GET' || request.method === 'HEAD')) {
       const pathname = request.url.split('?')[0]!
-      if (await serveClientFile(opts.clientDir, pathname, opts.staticMaxAge, reply, request.method === 'HEAD')) return
+      if (await serveClientFile(opts.clientDir, pathname, opts.staticMaxAge, request, reply)) return
     }
     const context = opts.getLoadContext ? await opts.getLoadContext(request, reply) : undefined
     const response = await handle!(toWebRequest(request, reply), context)
