@@ -11,7 +11,7 @@
 // every slot is taken, the threads idling for IDLE_TO_START of a poll (the running requests
 // wait for I/O, a loader's fetch or an open stream, not for the CPU): then one more starts.
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
-import { isMainThread, resourceLimits, workerData } from 'node:worker_threads'
+import { isMainThread, resourceLimits, workerData, type Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import { Piscina } from 'piscina'
 import { SPINDLE_RUNTIME_POOL_START_FAILED } from '../errors.ts'
@@ -80,7 +80,8 @@ export class RenderPool {
   #closing = false
   readonly #hangs: HangWatch | undefined
   #timer: NodeJS.Timeout | undefined
-  #pollElu = new Map<object, EventLoopUtilization>()
+  /** Each thread's event-loop utilization when the current poll began. */
+  #pollElu = new Map<Worker, EventLoopUtilization>()
 
   private constructor (o: RenderPoolOptions, pool: Piscina) {
     this.#o = o
