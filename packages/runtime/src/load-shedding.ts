@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
 import { AdmissionController, ADMISSION_STATES, type AdmissionState } from './admission/controller.ts'
-import { RenderQueue } from './admission/render-queue.ts'
+import { loopActiveMs, RenderQueue } from './admission/render-queue.ts'
 import { isRetry, markShed, type ShedSocket } from './admission/retry.ts'
 import { kArrivedAt, kStartedAt, type Stamped } from './admission/stamps.ts'
 import { installPoolShedReporter, renderPoolRunning } from './pool/presence.ts'
@@ -54,7 +54,7 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
     if (status) Atomics.store(status, STATUS_ADMISSION, ADMISSION_STATES.indexOf(state))
   }
   const queue = maxBacklog > 0
-    ? new RenderQueue(new AdmissionController({ budget: maxBacklog, target: opts.overloadBacklog }), maxQueueTime, shed, reportState)
+    ? new RenderQueue(new AdmissionController({ budget: maxBacklog, target: opts.overloadBacklog }, undefined, loopActiveMs), maxQueueTime, shed, reportState)
     : undefined
   // A render pool serving this instance's routes sheds and reports through the same path (pool/presence.ts).
   installPoolShedReporter(fastify, { state: reportState, shed })

@@ -16,7 +16,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, preHandlerHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { AdmissionController } from './admission/controller.ts'
-import { RenderQueue } from './admission/render-queue.ts'
+import { loopActiveMs, RenderQueue } from './admission/render-queue.ts'
 import { kArrivedAt, type Stamped } from './admission/stamps.ts'
 import { renderPoolRunning } from './pool/presence.ts'
 import { resolveSheddingOptions } from './shed-options.ts'
@@ -35,7 +35,7 @@ async function plugin (fastify: FastifyInstance): Promise<void> {
   // The admission defaults: the controller still tells when more arrives than the thread
   // can do (then one render runs at a time), but no verdict of it is acted on.
   const defaults = resolveSheddingOptions({}, '', true)
-  const queue = new RenderQueue(new AdmissionController({ budget: defaults.maxBacklog, target: defaults.overloadBacklog }), 0, undefined)
+  const queue = new RenderQueue(new AdmissionController({ budget: defaults.maxBacklog, target: defaults.overloadBacklog }, undefined, loopActiveMs), 0, undefined)
   const prefixes = defaults.staticPrefixes
 
   function takeTurn (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {

@@ -195,8 +195,9 @@ export class AdmissionController {
   #paceAt = 0
   #samples = 0
   #ended = 0
-  /** When the last render ended, or the thread last started to work after an idle spell. */
+  /** When the last render ended, or the thread last started to work after an idle spell, on the work clock. */
   #lastEnd = 0
+  readonly #workClock: () => number
   /** Whether renders were waiting or still running when the last one ended. */
   #lastEndFull = false
   // Per slot of the window, each slot tagged with its number: arrivals (first requests on a
@@ -213,12 +214,21 @@ export class AdmissionController {
   readonly #recentEnds = new Uint32Array(STEP_BUCKETS)
   readonly #recentIds = new Float64Array(STEP_BUCKETS).fill(-1)
 
-  constructor (params: AdmissionParams, clock: () => number = () => performance.now()) {
+  /**
+   * `clock`: ms now. `workClock`: the thread's working time so far in ms (its event loop's
+   * active time), when the host can read it: the drain is then measured on it, so renders
+   * that wait on I/O side by side (a loader's fetch, a timer) do not look slow. On the wall
+   * clock, ten such renders of 1.5 s that end together left a drain of tens of ms, and the
+   * next burst of ten was predicted to wait past the budget and partly shed, on an idle
+   * worker.
+   */
+  constructor (params: AdmissionParams, clock: () => number = () => performance.now(), workClock?: () => number) {
     if (!(params.budget > 0)) throw new RangeError('budget must be above 0')
     if (!(params.target >= 0) || params.target >= params.budget) throw new RangeError('target must be from 0 to below budget')
     this.#budget = params.budget
     this.#target = params.target > 0 ? params.target : params.budget
     this.#clock = clock
+    this.#workClock = workClock ?? clock
     this.#slotMs = params.budget / SLOTS
   }
 
@@ -305,7 +315,7 @@ export class AdmissionController {
   /** A render starts, after waiting `queueDelayMs` (0 when it started on arrival). */
   started (now: number, _queueDelayMs: number): void {
     // An idle thread starts to work: the time to the next end is one render's.
-    if (this.#running++ === 0) this.#lastEnd = now
+    if (this.#running++ === 0) this.#lastEnd = this.#workClock === this.#clock ? now : this.#workClock()
   }
 
   /**
@@ -320,8 +330,9 @@ export class AdmissionController {
     this.#recentEnds[this.#bucket(now)]!++
     // The drain rate is the time between ends while the thread works without a break: the
     // pace the CPU sets, not the time a response took to reach a slow client.
-    const gap = now - this.#lastEnd
-    this.#lastEnd = now
+    const work = this.#workClock === this.#clock ? now : this.#workClock()
+    const gap = work - this.#lastEnd
+    this.#lastEnd = work
     // Without a busy time: flat out when renders waited, or ran side by side, at this end and the one before.
     const full = queued > 0 || this.#running >= 1
     const flatOut = this.#lastEndFull && full

@@ -17,6 +17,13 @@ import { type AdmissionController, type AdmissionState, LONG_LIVED } from './con
 import { isPaced, isRetry, markAnswered, type ShedSocket } from './retry.ts'
 import { kStartedAt, type Stamped } from './stamps.ts'
 
+/**
+ * The work clock of a worker's admission controller: its event loop's active time so far, in
+ * ms (controller.ts measures the drain on it). Unlike the thread's CPU time (below) it is not
+ * a system call, and it counts the spells the thread waits for a core while it works.
+ */
+export const loopActiveMs = (): number => performance.eventLoopUtilization().active
+
 /** Renders that run at once without the loop having idled. */
 const MIN_RUNNING = 2
 /** How often, in ms, a non-empty queue checks whether the loop has idle time. */

@@ -382,6 +382,27 @@ describe('admission controller (fake clock)', () => {
     expect(pool.pace).toBeCloseTo(2, 5)
   })
 
+  it('measures the drain on the work clock: renders that wait on I/O side by side do not look slow', () => {
+    // Bursts of six renders that each wait 1500 ms on a timer and work 0.3 ms, two seconds
+    // apart; then a burst of twenty finds two running and asks for the rest to wait.
+    const verdicts = (withWorkClock: boolean): string[] => {
+      let now = 0
+      let work = 0
+      const c = new AdmissionController({ budget: 1000, target: 10 }, () => now, withWorkClock ? () => work : undefined)
+      for (let burst = 0; burst < 4; burst++) {
+        now = burst * 2000
+        for (let i = 0; i < 6; i++) { c.arrive(now, 0, i, 100); c.started(now, 0) }
+        now += 1500
+        for (let i = 0; i < 6; i++) { now += 0.5; work += 0.3; c.finished(now, 1500, 0, NaN) }
+      }
+      now = 8000
+      return Array.from({ length: 20 }, (_, i) => c.arrive(now, Math.max(0, i - 2), Math.min(i, 2), 2))
+    }
+    expect(verdicts(true).filter((v) => v !== 'admit')).toEqual([])
+    // On the wall clock the 1.5 s before each burst's first end counts as one render's time.
+    expect(verdicts(false).filter((v) => v === 'backlog').length).toBeGreaterThan(0)
+  })
+
   it('has its parameters checked', () => {
     expect(() => new AdmissionController({ budget: 0, target: 0 })).toThrow('budget')
     expect(() => new AdmissionController({ budget: 100, target: 100 })).toThrow('target')
