@@ -52,6 +52,11 @@ export const SPINDLE_RUNTIME_PORT_IN_USE = createError(
   'Cannot listen on %s:%d: the address is in use by a socket without SO_REUSEPORT (another server?)',
 )
 
+export const SPINDLE_RUNTIME_CONTROL_PORT_IN_USE = createError(
+  'SPINDLE_RUNTIME_CONTROL_PORT_IN_USE',
+  'Cannot listen on %s:%d for the control port (health probes, /status, /metrics): the address is in use',
+)
+
 export const SPINDLE_RUNTIME_CLI_USAGE = createError(
   'SPINDLE_RUNTIME_CLI_USAGE',
   '%s',
@@ -96,6 +101,7 @@ export const errorCodes = {
   SPINDLE_RUNTIME_NODE_TOO_OLD,
   SPINDLE_RUNTIME_CONFIG_LOAD_FAILED,
   SPINDLE_RUNTIME_PORT_IN_USE,
+  SPINDLE_RUNTIME_CONTROL_PORT_IN_USE,
   SPINDLE_RUNTIME_CLI_USAGE,
   SPINDLE_RUNTIME_CACHE_UNAVAILABLE,
   SPINDLE_RUNTIME_STOPPED_DURING_START,

@@ -2,7 +2,7 @@ import { connect } from 'node:net'
 import type { Server } from 'node:http'
 import { once } from 'node:events'
 import {
-  SPINDLE_RUNTIME_NODE_TOO_OLD, SPINDLE_RUNTIME_PORT_IN_USE, SPINDLE_RUNTIME_STOPPED_DURING_START,
+  SPINDLE_RUNTIME_CONTROL_PORT_IN_USE, SPINDLE_RUNTIME_NODE_TOO_OLD, SPINDLE_RUNTIME_PORT_IN_USE, SPINDLE_RUNTIME_STOPPED_DURING_START,
 } from './errors.ts'
 import { startCacheFleet } from './cache-fleet.ts'
 import { createControlServer } from './control-server.ts'
@@ -151,6 +151,7 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
       removeSignals()
       await supervisor.close()
       await fleet?.close()
+      if ((err as { code?: string }).code === 'EADDRINUSE') throw new SPINDLE_RUNTIME_CONTROL_PORT_IN_USE(opts.controlHost, opts.controlPort, { cause: err })
       throw err
     }
     const address = control.address()

@@ -67,6 +67,9 @@ export class Supervisor extends EventEmitter {
   #monitor: NodeJS.Timeout | undefined
   #lastHeapAt = 0
   #started = false
+  /** The rolling restart under way, and whether another was asked for meanwhile. */
+  #rolling: Promise<void> | undefined
+  #rollAgain = false
   #closing = false
 
   constructor (opts: ResolvedOptions) {
@@ -209,7 +212,8 @@ export class Supervisor extends EventEmitter {
           this.#opts.logger.warn({ worker: slot.id, ...flood }, 'worker sheds far more requests than it serves: far past its capacity, or clients that ask again the moment a 503 arrives (a closed-loop load tester); to measure capacity, start with --no-shedding (docs/overload.md#closed-loop-load-testers)')
         }
       }
-      if (slot.verdict !== previous && (slot.verdict === 'unresponsive' || previous === 'unresponsive')) {
+      // Going on from unresponsive to stalled is told by the replacement's own line.
+      if (slot.verdict !== previous && (slot.verdict === 'unresponsive' || (previous === 'unresponsive' && slot.verdict === 'healthy'))) {
         this.#opts.logger.warn({ worker: slot.id, silentForMs: slot.silentFor }, slot.verdict === 'unresponsive' ? 'worker unresponsive' : 'worker responsive again')
       }
       if ((slot.verdict === 'stalled' || slot.verdict === 'heap-limit') && !slot.replacing && !this.#closing && now >= slot.replaceNotBefore) {
@@ -307,11 +311,29 @@ export class Supervisor extends EventEmitter {
     return await old.drain(this.#opts.shutdownTimeout, undefined, REPLACEMENT_IDLE_GRACE)
   }
 
-  /** Replaces every worker, one at a time (SIGHUP). */
+  /**
+   * Replaces every worker, one at a time (SIGHUP). A restart asked for while one runs is
+   * run once more after it (however many were asked): every worker then runs what was
+   * deployed by the last signal, and never two slots are replaced at once.
+   */
   async rollingRestart (): Promise<void> {
-    for (const slot of this.#slots) {
-      if (this.#closing) return
-      if (slot.worker) await this.replace(slot.id, 'rolling-restart')
+    if (this.#rolling) {
+      this.#rollAgain = true
+      return await this.#rolling
+    }
+    this.#rolling = (async () => {
+      do {
+        this.#rollAgain = false
+        for (const slot of this.#slots) {
+          if (this.#closing) return
+          if (slot.worker) await this.replace(slot.id, 'rolling-restart')
+        }
+      } while (this.#rollAgain && !this.#closing)
+    })()
+    try {
+      await this.#rolling
+    } finally {
+      this.#rolling = undefined
     }
   }
 
@@ -351,7 +373,8 @@ export class Supervisor extends EventEmitter {
       }
       return {
         id: slot.id,
-        generation: slot.generation,
+        // The serving worker's: a replacement that failed to start does not count.
+        generation: w?.generation ?? slot.generation,
         threadId: w && !w.exited ? w.thread.threadId : null,
         state,
         elu: w ? Math.round(w.elu * 1000) / 1000 : 0,
@@ -375,10 +398,11 @@ export class Supervisor extends EventEmitter {
    * undefined from one that does not answer within `timeout` ms, whose heartbeat already
    * stopped, or that does not serve yet (ManagedWorker.metrics). `current`:
    * it is its slot's serving worker, whose silence says its figures are stale (a replaced
-   * one may end before it answers). A worker missing from the list has exited: its last
+   * one may end before it answers). `latest`: the newest figures it ever sent, asked or
+   * not, which stand in for an answer that did not come. A worker missing from the list has exited: its last
    * figures are final.
    */
-  async workerMetrics (timeout: number): Promise<Array<{ id: number, generation: number, current: boolean, metrics: MetricSnapshot[] | undefined }>> {
+  async workerMetrics (timeout: number): Promise<Array<{ id: number, generation: number, current: boolean, metrics: MetricSnapshot[] | undefined, latest: MetricSnapshot[] | undefined }>> {
     return await Promise.all([...this.#live].map(async (worker) => {
       const slot = this.#slots[worker.id - 1]
       const serving = !worker.exited && (worker.phase === PHASE_LISTENING || worker.phase === PHASE_DRAINING)
@@ -386,7 +410,7 @@ export class Supervisor extends EventEmitter {
       // A worker whose heartbeat already stopped cannot answer: not worth waiting for.
       const silent = current && slot.silentFor >= this.#opts.heartbeatTimeout
       const metrics = serving && !silent ? await worker.metrics(timeout) : undefined
-      return { id: worker.id, generation: worker.generation, current, metrics }
+      return { id: worker.id, generation: worker.generation, current, metrics, latest: worker.lastMetrics }
     }))
   }
 
@@ -401,8 +425,12 @@ export class Supervisor extends EventEmitter {
     const now = Date.now()
     const results = await Promise.all([...this.#live].map((w) => {
       w.retiring ??= 'shutdown'
-      // A worker whose loop is stuck cannot drain: waiting for it would only delay the exit.
-      const canDrain = w.phase === PHASE_LISTENING && w.sample(now) < this.#opts.heartbeatTimeout
+      // A worker whose loop is stuck (silent for stallTimeout) cannot drain: waiting for it
+      // would only delay the exit. A busy one (a long synchronous render) drains once its loop
+      // turns, and one a rolling restart is draining already goes on draining: drain() again
+      // only waits for it, within this close's budget.
+      const serving = w.phase === PHASE_LISTENING || w.phase === PHASE_DRAINING
+      const canDrain = serving && w.sample(now) < this.#opts.stallTimeout
       return canDrain ? w.drain(drainFor, exitGrace) : w.terminate().then(() => ({ unfinished: 0 }))
     }))
     return { unfinished: results.reduce((sum, r) => sum + r.unfinished, 0) }

@@ -102,6 +102,18 @@ describe('/metrics on the control port', () => {
 
   })
 
+  it('shows a stuck worker\'s figures from what it sent, with no scrape before it stuck', async () => {
+    server = await serve({ ...base, workers: 1, heartbeatTimeout: 5000, stallTimeout: 20_000, shutdownTimeout: 1000 })
+    for (let i = 0; i < 5; i++) expect((await get(server.url + '/')).status).toBe(200)
+    // The worker sends its figures every second, unasked; then its loop stops for good.
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    await get(server.url + '/block', { agent: new Agent({ keepAlive: false }) })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const res = await get(server.controlUrl + '/metrics')
+    expect(sample(res.body, 'spindle_metrics_workers_unanswered')).toBe(1)
+    expect(sample(res.body, 'spindle_http_request_duration_seconds_count{route="/",status_class="2xx"}')).toBe(5)
+  })
+
   it('never sets a counter back when workers are replaced: request and shed counts carry over a rolling restart', async () => {
     // Every render is shed while the heap holds more than one byte (any heap does), before
     // routing (their route is 'unmatched').

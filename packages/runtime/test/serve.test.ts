@@ -172,6 +172,56 @@ describe('serve()', () => {
     await expect(get(url + '/', { timeout: 1000 })).rejects.toThrow(/ECONNREFUSED/)
   })
 
+  it('drains on close a worker a rolling restart is draining, and one busy in a long synchronous render', async () => {
+    server = await serve({ ...base, workers: 1, shutdownTimeout: 8000 })
+    const url = server.url
+    // A slow request on the worker a rolling restart replaces: still in flight when close() comes.
+    const slow = get(url + '/slow?ms=2500')
+    await waitFor('request in flight', () => server!.status()[0]!.inflight === 1)
+    void server.restart()
+    await waitFor('old worker draining', () => server!.status()[0]!.state === 'replacing')
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    // The replacement serves; it goes busy for 2.5 s in one synchronous stretch (its
+    // heartbeat stops for longer than heartbeatTimeout) with a request in flight.
+    await waitFor('replacement serving', () => server!.status()[0]!.state === 'ready')
+    const spin = get(url + '/spin?ms=2500', { agent: new Agent({ keepAlive: false }) })
+    await new Promise((resolve) => setTimeout(resolve, 1300))
+    await server.close()
+    server = undefined
+    expect((await slow).status).toBe(200)
+    expect((await spin).status).toBe(200)
+  })
+
+  it('runs a rolling restart asked for during another once more after it, never two slots at once', async () => {
+    server = await serve({ ...base, workers: 2, shutdownTimeout: 3000 })
+    let most = 0
+    let watching = true
+    const watch = (async () => {
+      while (watching) {
+        most = Math.max(most, server!.status().filter((w) => w.state === 'replacing').length)
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+    })()
+    const first = server.restart()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const second = server.restart()
+    const third = server.restart()
+    await Promise.all([first, second, third])
+    watching = false
+    await watch
+    expect(most).toBe(1)
+    // One pass for the first request, one more for the two asked while it ran.
+    expect(server.status().map((w) => w.generation)).toEqual([3, 3])
+  })
+
+  it('reports the generation of the worker that serves, not of a replacement that failed to start', async () => {
+    server = await serve({ ...base, app: fixture('broken-after-first.js'), workers: 1, restartDelay: 50 })
+    await server.restart().catch(() => {})
+    const answer = await get(server.url + '/')
+    expect(answer.json().worker.generation).toBe(1)
+    expect(server.status()[0]!.generation).toBe(1)
+  })
+
   it('restarts every worker one at a time with no failed request on kept-alive connections', async () => {
     server = await serve({ ...base, workers: 2, shutdownTimeout: 3000 })
     const url = server.url

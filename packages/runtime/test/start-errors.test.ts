@@ -52,4 +52,17 @@ describe('start-up failures', () => {
       other.close()
     }
   })
+
+  it('a control port held by another server is refused with its own code, and nothing is left running', async () => {
+    const other = createServer().listen(0, '127.0.0.1')
+    await once(other, 'listening')
+    const controlPort = (other.address() as { port: number }).port
+    try {
+      await expect(serve({ ...base, app: fixture('app.js'), controlPort, controlHost: '127.0.0.1' })).rejects.toMatchObject({
+        code: 'SPINDLE_RUNTIME_CONTROL_PORT_IN_USE', message: expect.stringContaining(`127.0.0.1:${controlPort} for the control port`),
+      })
+    } finally {
+      other.close()
+    }
+  })
 })

@@ -238,6 +238,8 @@ export class AdmissionController {
   get storm (): boolean { return this.#storm }
   /** Mean ms between completions (0 before the first). */
   get drain (): number { return this.#drain }
+  /** The latency budget, ms (maxBacklog). */
+  get budget (): number { return this.#budget }
   /** Busy ms of the thread per render (0 before it is measured). */
   get pace (): number { return this.#pace }
   /** Renders started and not finished. */

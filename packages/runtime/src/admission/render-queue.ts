@@ -74,6 +74,8 @@ export class RenderQueue {
   #queue: Waiting[] = []
   #head = 0
   #timer: NodeJS.Timeout | undefined
+  /** Re-judges the state while it is not normal and no event comes. */
+  #settle: NodeJS.Timeout | undefined
   #pollElu: EventLoopUtilization | undefined
   #reported: AdmissionState = 'normal'
   readonly #onClose: (this: ServerResponse) => void
@@ -162,6 +164,16 @@ export class RenderQueue {
   #noteState (): void {
     const state = this.#controller.state
     if (state !== this.#reported) { this.#reported = state; this.#report(state) }
+    // The controller judges on events only: once the load stops, a timer brings the state
+    // back to normal (and /status with it) without waiting for the next request.
+    if (state !== 'normal' && this.#settle === undefined) {
+      this.#settle = setTimeout(() => {
+        this.#settle = undefined
+        this.#controller.stateNow(this.queued)
+        this.#noteState()
+      }, Math.max(10, this.#controller.budget / 4))
+      this.#settle.unref()
+    }
   }
 
   #start (reply: FastifyReply, start: Start, arrived: number, now: number): void {

@@ -78,7 +78,9 @@ export class ControlMetrics {
       const key = `${a.id}/${a.generation}`
       if (this.#gone.has(key)) continue
       live.add(key)
-      if (a.metrics) this.#last.set(key, { id: a.id, metrics: a.metrics })
+      // A worker that did not answer shows the newest figures it sent (they only grow).
+      const figures = a.metrics ?? a.latest
+      if (figures) this.#last.set(key, { id: a.id, metrics: figures })
     }
     for (const [key, { id, metrics }] of this.#last) {
       if (live.has(key)) continue

@@ -50,4 +50,26 @@ describe('RenderQueue', () => {
     // Every render ended and was counted, read or not.
     expect(controller.running).toBe(0)
   })
+
+  it('brings its reported state back to normal once an overload stops, with no event to judge it on', async () => {
+    let now = 0
+    const controller = new AdmissionController({ budget: 200, target: 10 }, () => now)
+    // Renders of 5 ms of busy time, one after another, then arrivals at ten times that pace
+    // for 300 ms with a queue waiting: a step.
+    for (let i = 0; i < 12; i++) { controller.started(now, 0); now += 5; controller.finished(now, 5, 0, now) }
+    let queued = 0
+    for (let i = 0; i < 600; i++, now += 0.5) {
+      if (controller.arrive(now, queued, 2, 2) === 'admit') queued++
+      if (i % 10 === 9 && queued > 0) { queued--; controller.started(now, 0); controller.finished(now, 5, queued, now) }
+    }
+    expect(controller.state).toBe('shedding')
+    const reported: string[] = []
+    const queue = new RenderQueue(controller, 0, () => {}, (state) => { reported.push(state) })
+    // One refusal reports the state; then nothing arrives for two seconds.
+    queue.rejected({ raw: { socket: null } } as unknown as FastifyReply, now)
+    expect(reported).toEqual(['shedding'])
+    now += 2000
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(reported.at(-1)).toBe('normal')
+  })
 })
