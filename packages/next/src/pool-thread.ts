@@ -4,10 +4,10 @@
 // http.ServerResponse (writeHead, implicit headers, drain, HEAD/204/304 bodies), which is
 // what Next's compression and streaming expect; its socket is a stub, so the protocol
 // travels in x-forwarded-proto.
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import inject, { type Response as InjectResponse } from 'light-my-request'
-import { TaskChannel, signalReady, threadOptions, type PoolTask } from '@spindle/runtime/pool-thread'
+import { headOf, TaskChannel, signalReady, threadOptions, type PoolTask } from '@spindle/runtime/pool-thread'
 import { setNextPort } from './listen-port.ts'
 import { loadNext } from './load-next.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
@@ -96,9 +96,7 @@ export default async function serve (task: PoolTask): Promise<void> {
     if (Array.isArray(value)) for (const v of value) pairs.push([name, String(v)])
     else pairs.push([name, String(value)])
   }
-  const status = response.statusCode
-  const text = response.statusMessage
-  channel.sendHead(text !== '' && text !== STATUS_CODES[status] ? { status, statusText: text, headers: pairs } : { status, headers: pairs })
+  channel.sendHead(headOf(response.statusCode, response.statusMessage, pairs))
   try {
     for await (const chunk of response.stream()) {
       if (channel.finished) break

@@ -13,8 +13,6 @@ import { nextAdapter } from '@spindle/next'
 import { appDir, buildApp } from './fixtures/build.ts'
 import { headerValues, rawRequest as raw, type RawAnswer } from '../../runtime/test/raw-http.ts'
 
-const values = headerValues
-
 async function freePort (): Promise<number> {
   const probe = createServer().listen(0, '127.0.0.1')
   await once(probe, 'listening')
@@ -68,8 +66,8 @@ describe('the adapter answers as next start does, in Fastify\'s thread and in po
     const answers = await each('GET /api/multi HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n')
     for (const [name, a] of Object.entries(answers)) {
       expect({ name, line: a.statusLine }).toEqual({ name, line: 'HTTP/1.1 201 Made It' })
-      expect({ name, auth: values(a, 'www-authenticate') }).toEqual({ name, auth: ['Basic realm="a"', 'Bearer realm="b"'] })
-      expect({ name, link: values(a, 'link') }).toEqual({ name, link: ['</a.css>; rel=preload; as=style', '</b.js>; rel=preload; as=script'] })
+      expect({ name, auth: headerValues(a, 'www-authenticate') }).toEqual({ name, auth: ['Basic realm="a"', 'Bearer realm="b"'] })
+      expect({ name, link: headerValues(a, 'link') }).toEqual({ name, link: ['</a.css>; rel=preload; as=style', '</b.js>; rel=preload; as=script'] })
     }
   })
 
@@ -88,11 +86,11 @@ describe('the adapter answers as next start does, in Fastify\'s thread and in po
   it('hands Next the request target as sent: a backslash gets Next\'s redirect to the clean path', async () => {
     for (const [target, location] of [['/api\\url', '/api/url'], ['/static\\', '/static/']]) {
       const answers = await each(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`)
-      const expected = { line: answers['next start']!.statusLine, location: values(answers['next start']!, 'location') }
+      const expected = { line: answers['next start']!.statusLine, location: headerValues(answers['next start']!, 'location') }
       expect(expected.line).toMatch(/^HTTP\/1\.1 308/)
       expect(expected.location).toEqual([location])
       for (const [name, a] of Object.entries(answers)) {
-        expect({ name, target, line: a.statusLine, location: values(a, 'location') }).toEqual({ name, target, ...expected })
+        expect({ name, target, line: a.statusLine, location: headerValues(a, 'location') }).toEqual({ name, target, ...expected })
       }
     }
   })

@@ -197,7 +197,8 @@ export class AdmissionController {
   #ended = 0
   /** When the last render ended, or the thread last started to work after an idle spell, on the work clock. */
   #lastEnd = 0
-  readonly #workClock: () => number
+  /** undefined: the drain is measured on `#clock`. */
+  readonly #workClock: (() => number) | undefined
   /** Whether renders were waiting or still running when the last one ended. */
   #lastEndFull = false
   // Per slot of the window, each slot tagged with its number: arrivals (first requests on a
@@ -228,7 +229,7 @@ export class AdmissionController {
     this.#budget = params.budget
     this.#target = params.target > 0 ? params.target : params.budget
     this.#clock = clock
-    this.#workClock = workClock ?? clock
+    this.#workClock = workClock
     this.#slotMs = params.budget / SLOTS
   }
 
@@ -317,7 +318,7 @@ export class AdmissionController {
   /** A render starts, after waiting `queueDelayMs` (0 when it started on arrival). */
   started (now: number, _queueDelayMs: number): void {
     // An idle thread starts to work: the time to the next end is one render's.
-    if (this.#running++ === 0) this.#lastEnd = this.#workClock === this.#clock ? now : this.#workClock()
+    if (this.#running++ === 0) this.#lastEnd = this.#workClock?.() ?? now
   }
 
   /**
@@ -332,7 +333,7 @@ export class AdmissionController {
     this.#recentEnds[this.#bucket(now)]!++
     // The drain rate is the time between ends while the thread works without a break: the
     // pace the CPU sets, not the time a response took to reach a slow client.
-    const work = this.#workClock === this.#clock ? now : this.#workClock()
+    const work = this.#workClock?.() ?? now
     const gap = work - this.#lastEnd
     this.#lastEnd = work
     // Without a busy time: flat out when renders waited, or ran side by side, at this end and the one before.

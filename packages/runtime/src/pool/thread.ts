@@ -72,6 +72,10 @@ function responseHead (response: Response): ResponseHead {
   const headers: Array<[string, string]> = []
   for (const [name, value] of response.headers) if (name !== 'set-cookie') headers.push([name, value])
   for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie])
-  const text = response.statusText
-  return text !== '' && text !== STATUS_CODES[response.status] ? { status: response.status, statusText: text, headers } : { status: response.status, headers }
+  return headOf(response.status, response.statusText, headers)
+}
+
+/** A response head; the reason phrase travels only when it is not the standard one for `status`. */
+export function headOf (status: number, statusText: string, headers: Array<[string, string]>): ResponseHead {
+  return statusText !== '' && statusText !== STATUS_CODES[status] ? { status, statusText, headers } : { status, headers }
 }
