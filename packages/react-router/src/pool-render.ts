@@ -5,13 +5,13 @@ import { workerData } from 'node:worker_threads'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { RenderPool, requestHead } from '@spindle/runtime/pool'
 import type { ResolvedOptions } from './options.ts'
-import { serveClientFile } from './static-files.ts'
+import type { ClientFiles } from './static-files.ts'
 import { routedUrl } from './web-request.ts'
 
 /** ms the pool threads have to import the build. */
 const START_TIMEOUT = 60_000
 
-export async function poolRender (fastify: FastifyInstance, opts: ResolvedOptions): Promise<(request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>> {
+export async function poolRender (fastify: FastifyInstance, opts: ResolvedOptions, clientFiles: ClientFiles | undefined): Promise<(request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>> {
   const pool = await RenderPool.start({
     filename: fileURLToPath(new URL('./pool-thread.js', import.meta.url)),
     threads: opts.threads,
@@ -28,9 +28,8 @@ export async function poolRender (fastify: FastifyInstance, opts: ResolvedOption
   fastify.addHook('onClose', async () => { await pool.close() })
 
   return async (request, reply) => {
-    if (opts.clientDir && (request.method === 'GET' || request.method === 'HEAD')) {
-      const pathname = request.url.split('?')[0]!
-      if (await serveClientFile(opts.clientDir, pathname, opts.staticMaxAge, request, reply)) return reply
+    if (clientFiles && (request.method === 'GET' || request.method === 'HEAD')) {
+      if (await clientFiles.serve(request.url.split('?')[0]!, opts.staticMaxAge, request, reply)) return reply
     }
     await pool.dispatch(request, reply, requestHead(request, routedUrl(request).href))
     return reply

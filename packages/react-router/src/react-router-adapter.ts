@@ -6,7 +6,7 @@ import { createRequestHandler, type ServerBuild } from 'react-router'
 import { SPINDLE_REACT_ROUTER_BUILD_INVALID } from './errors.ts'
 import { resolveAdapterOptions, type BuildOption, type ReactRouterAdapterOptions } from './options.ts'
 import { poolRender } from './pool-render.ts'
-import { serveClientFile } from './static-files.ts'
+import { ClientFiles } from './static-files.ts'
 import { startViteDev, type ViteDev } from './vite-dev.ts'
 import { sendWebResponse, toWebRequest } from './web-request.ts'
 import { addWarmupPaths } from '@spindle/runtime/worker'
@@ -47,17 +47,17 @@ async function plugin (fastify: FastifyInstance, options: ReactRouterAdapterOpti
     addWarmupPaths(staticPages(build))
   }
 
+  const clientFiles = opts.clientDir ? await ClientFiles.index(opts.clientDir) : undefined
   const inThread = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    if (opts.clientDir && (request.method === 'GET' || request.method === 'HEAD')) {
-      const pathname = request.url.split('?')[0]!
-      if (await serveClientFile(opts.clientDir, pathname, opts.staticMaxAge, request, reply)) return
+    if (clientFiles && (request.method === 'GET' || request.method === 'HEAD')) {
+      if (await clientFiles.serve(request.url.split('?')[0]!, opts.staticMaxAge, request, reply)) return
     }
     const context = opts.getLoadContext ? await opts.getLoadContext(request, reply) : undefined
     const response = await handle!(toWebRequest(request, reply), context)
     await sendWebResponse(reply, response)
   }
 
-  const render = opts.threads > 0 ? await poolRender(fastify, opts) : inThread
+  const render = opts.threads > 0 ? await poolRender(fastify, opts, clientFiles) : inThread
 
   // Encapsulated so that no body parser consumes request bodies on the framework's routes,
   // while the user's own routes keep Fastify's JSON and form parsing.

@@ -1,5 +1,5 @@
-import { realpath, stat } from 'node:fs/promises'
-import { join, sep } from 'node:path'
+import { readdir, realpath, stat } from 'node:fs/promises'
+import { join, relative, sep } from 'node:path'
 import send from '@fastify/send'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
@@ -7,60 +7,99 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 const IMMUTABLE_MS = 365 * 24 * 3600 * 1000
 
 /**
- * Serves a file of the client build if `pathname` names one. Hashed files under assets/
- * are immutable for a year; the rest get `maxAge` seconds. Never served: a path with a dot
- * segment or a dotfile/dot-directory anywhere in it (but `/.well-known/`, which Vite copies
- * from `public/` and app links and ACME checks read), and a file that is (or sits behind) a
- * symlink leading out of `root`. Resolves true when it answered; false lets the request go
- * on to the app.
+ * The files of the client build, indexed once at start-up, and their answers. A page
+ * request then costs a lookup instead of a `stat`: asking the file system on every request
+ * took 2.3-3 % of a worker's time on the React Router example's page (CPU profile under
+ * load, `fs.promises.stat` from this file). The build is written before the server starts
+ * and not changed under it; a file added later is served after a restart, as with
+ * @fastify/static's `wildcard: false`.
+ *
+ * Never indexed, so never served: a dotfile or dot-directory anywhere in a path (but
+ * `/.well-known/`, which Vite copies from `public/` and app links and ACME checks read), a
+ * name with a backslash or NUL, and a symlink (to a file or a folder) that leads out of
+ * `root`. Hashed files under assets/ are immutable for a year; the rest get `maxAge`
+ * seconds.
  *
  * The answer is @fastify/send's (the file server under @fastify/static): content types by
  * extension, ETag and Last-Modified with 304s, Range requests with 206s, HEAD. Not
- * @fastify/static itself: a file that is not there must fall through to the framework
+ * @fastify/static itself: a path that names no file must fall through to the framework
  * within the same catch-all route, which a second wildcard route cannot do.
  */
-export async function serveClientFile (root: string, pathname: string, maxAge: number, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-  let decoded: string
-  try {
-    decoded = decodeURIComponent(pathname)
-  } catch {
-    return false
-  }
-  if (decoded.includes('\0') || decoded.includes('\\')) return false
-  // Segments starting with '.' cover '.', '..' and dotfiles (.env, .git/) alike.
-  if (decoded.split('/').some((segment, i) => segment.startsWith('.') && !(i === 1 && segment === '.well-known'))) return false
-  const file = join(root, decoded)
-  if (file !== root && !file.startsWith(root + sep)) return false
-  try {
-    if (!(await stat(file)).isFile()) return false
-    // A symlink inside the build must not lead outside it.
-    if (!(await realpath(file)).startsWith(await realRoot(root) + sep)) return false
-  } catch {
-    return false
-  }
-  const immutable = file.startsWith(join(root, 'assets') + sep)
-  const answer = await send(request.raw, pathname, {
-    root,
-    dotfiles: 'allow',
-    index: false,
-    immutable,
-    maxAge: immutable ? IMMUTABLE_MS : maxAge * 1000,
-  })
-  if (answer.type === 'directory' || (answer.type === 'error' && answer.statusCode === 404)) {
-    answer.stream.destroy()
-    return false
-  }
-  reply.code(answer.statusCode).headers(answer.headers)
-  await reply.send(answer.stream)
-  return true
-}
+export class ClientFiles {
+  readonly #root: string
+  /** Paths relative to the root, '/'-separated. */
+  readonly #files: ReadonlySet<string>
 
-const realRoots = new Map<string, Promise<string>>()
-function realRoot (root: string): Promise<string> {
-  let p = realRoots.get(root)
-  if (!p) {
-    p = realpath(root)
-    realRoots.set(root, p)
+  private constructor (root: string, files: ReadonlySet<string>) {
+    this.#root = root
+    this.#files = files
   }
-  return p
+
+  /** Walks `root` (a folder that exists) once. */
+  static async index (root: string): Promise<ClientFiles> {
+    const realRoot = await realpath(root)
+    const files = new Set<string>()
+    const seen = new Set<string>([realRoot])
+    const walk = async (dir: string, prefix: string): Promise<void> => {
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        const name = entry.name
+        if (name.includes('\\') || name.includes('\0')) continue
+        if (name.startsWith('.') && !(prefix === '' && name === '.well-known')) continue
+        const path = join(dir, name)
+        const key = prefix + name
+        let isFile = entry.isFile()
+        let isDir = entry.isDirectory()
+        if (entry.isSymbolicLink()) {
+          // A symlink inside the build must not lead outside it.
+          const target = await realpath(path).catch(() => undefined)
+          if (target === undefined || !target.startsWith(realRoot + sep)) continue
+          const info = await stat(target)
+          isFile = info.isFile()
+          isDir = info.isDirectory()
+          if (isDir && seen.has(target)) continue
+          if (isDir) seen.add(target)
+        }
+        if (isFile) files.add(key)
+        else if (isDir) await walk(path, key + '/')
+      }
+    }
+    await walk(root, '')
+    return new ClientFiles(root, files)
+  }
+
+  get size (): number { return this.#files.size }
+
+  /** Resolves true when `pathname` named a file of the build and it was answered; false lets the request go on to the app. */
+  async serve (pathname: string, maxAge: number, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+    if (this.#files.size === 0) return false
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(pathname)
+    } catch {
+      return false
+    }
+    if (decoded.includes('\0') || decoded.includes('\\')) return false
+    // Segments starting with '.' cover '.', '..' and dotfiles (.env, .git/) alike; the index
+    // holds none of them, this keeps join() from resolving them.
+    if (decoded.split('/').some((segment, i) => segment.startsWith('.') && !(i === 1 && segment === '.well-known'))) return false
+    const file = join(this.#root, decoded)
+    if (!file.startsWith(this.#root + sep)) return false
+    const key = relative(this.#root, file).split(sep).join('/')
+    if (!this.#files.has(key)) return false
+    const immutable = key.startsWith('assets/')
+    const answer = await send(request.raw, pathname, {
+      root: this.#root,
+      dotfiles: 'allow',
+      index: false,
+      immutable,
+      maxAge: immutable ? IMMUTABLE_MS : maxAge * 1000,
+    })
+    if (answer.type === 'directory' || (answer.type === 'error' && answer.statusCode === 404)) {
+      answer.stream.destroy()
+      return false
+    }
+    reply.code(answer.statusCode).headers(answer.headers)
+    await reply.send(answer.stream)
+    return true
+  }
 }
