@@ -19,7 +19,7 @@ import { poolRender } from './pool-render.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
 import { staticPages } from './warmup-pages.ts'
 import { warnIfCachePerThread } from './per-thread-cache.ts'
-import { addWarmupPaths } from '@spindle/runtime/worker'
+import { addWarmupPaths, giveRenderTurns } from '@spindle/runtime/worker'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
@@ -45,6 +45,9 @@ async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): P
       cache?.setBuildId?.(readFileSync(join(opts.dir, '.next', 'BUILD_ID'), 'utf8').trim())
     })
   }
+
+  // Renders in this thread take turns, as in a runtime worker (giveRenderTurns says why).
+  if (opts.threads === 0 && !opts.dev && opts.renderTurns) await giveRenderTurns(fastify)
 
   // Encapsulated, so the raw-body parser below applies to Next's routes only: the user's
   // own routes keep Fastify's JSON and form parsing.

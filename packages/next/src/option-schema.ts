@@ -12,6 +12,7 @@ export const nextAdapterSchema: OptionSchema = {
     dir: { type: 'string', minLength: 1, expected: 'the path of a Next.js app folder' },
     dev: { type: 'boolean', expected: 'a boolean' },
     quiet: { type: 'boolean', expected: 'a boolean' },
+    renderTurns: { type: 'boolean', expected: 'a boolean' },
     ...poolOptionProperties,
     hostname: { type: 'string', minLength: 1, expected: 'a non-empty string' },
     port: { type: 'integer', minimum: 1, maximum: 65535, expected: 'an integer from 1 to 65535' },

@@ -14,6 +14,12 @@ export interface NextAdapterOptions {
   /** Hide Next's own start-up messages. Default true. */
   quiet?: boolean
   /**
+   * With `threads: 0` outside dev mode: the pages take turns in the thread that runs Fastify
+   * (two at a time, first come first served; docs/overload.md#shedding-off) unless the server
+   * already has @spindle/runtime's admission or render turns. Default true.
+   */
+  renderTurns?: boolean
+  /**
    * Render pool threads: 0 renders in the thread that runs Fastify; N > 0 runs Next in N
    * piscina threads while this thread keeps the sockets and the hooks (docs/pool-mode.md).
    * Absent: the SPINDLE_POOL_THREADS environment variable when it is a positive integer
@@ -39,6 +45,7 @@ export interface ResolvedNextAdapterOptions {
   readonly dir: string
   readonly dev: boolean
   readonly quiet: boolean
+  readonly renderTurns: boolean
   readonly threads: number
   readonly threadConcurrency: number
   readonly maxBacklog: number
@@ -70,6 +77,7 @@ export function resolveNextOptions (input: NextAdapterOptions): ResolvedNextAdap
     dir,
     dev,
     quiet: input.quiet ?? true,
+    renderTurns: input.renderTurns ?? true,
     threads,
     threadConcurrency: input.threadConcurrency ?? POOL_DEFAULTS.threadConcurrency,
     maxBacklog: input.maxBacklog ?? POOL_DEFAULTS.maxBacklog,

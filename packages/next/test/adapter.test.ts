@@ -128,6 +128,17 @@ describe('nextAdapter in one Fastify process', () => {
 })
 
 describe('nextAdapter options', () => {
+  it('gives its pages render turns in a server of its own (renderTurns), none with renderTurns: false', async () => {
+    // The shared server above has them by default.
+    expect(fastify.hasPlugin('@spindle/render-turns')).toBe(true)
+    const app = Fastify()
+    await app.register(nextAdapter, { dir: appDir, renderTurns: false })
+    await app.ready()
+    expect(app.hasPlugin('@spindle/render-turns')).toBe(false)
+    await app.close()
+    await expect(Fastify().register(nextAdapter, { dir: appDir, renderTurns: 1 as unknown as boolean })).rejects.toMatchObject({ code: 'SPINDLE_NEXT_INVALID_OPTION', message: expect.stringContaining('renderTurns') })
+  }, 60_000)
+
   it('refuses a dir that does not exist, naming the option', async () => {
     const app = Fastify()
     await expect(app.register(nextAdapter, { dir: '/no/such/dir' })).rejects.toMatchObject({ code: 'SPINDLE_NEXT_INVALID_OPTION', message: expect.stringContaining('dir must be an existing folder') })

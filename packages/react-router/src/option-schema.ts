@@ -19,6 +19,7 @@ export const reactRouterAdapterSchema: OptionSchema = {
     mode: { enum: ['production', 'development'], expected: "'production' or 'development'" },
     clientDir: { anyOf: [{ type: 'string', minLength: 1 }, { const: false }], expected: 'a folder path or false' },
     staticMaxAge: { type: 'integer', minimum: 0, expected: 'a whole number of seconds' },
+    renderTurns: { type: 'boolean', expected: 'a boolean' },
     ...poolOptionProperties,
   },
 }

@@ -19,6 +19,12 @@ interface CommonOptions {
   /** max-age in seconds for client files outside assets/ (hashed assets are immutable for a year). Default 3600. */
   staticMaxAge?: number
   /**
+   * With `threads: 0` outside dev mode: the pages take turns in the thread that runs Fastify
+   * (two at a time, first come first served; docs/overload.md#shedding-off) unless the server
+   * already has @spindle/runtime's admission or render turns. Default true.
+   */
+  renderTurns?: boolean
+  /**
    * Render pool threads: 0 renders in the thread that runs Fastify; N > 0 renders in N
    * piscina threads while this thread keeps the sockets and the hooks (docs/pool-mode.md).
    * Needs `build` as a path and no `getLoadContext`. Absent: the SPINDLE_POOL_THREADS
@@ -61,6 +67,7 @@ export interface ResolvedOptions {
   readonly mode: 'production' | 'development'
   readonly clientDir: string | undefined
   readonly staticMaxAge: number
+  readonly renderTurns: boolean
   readonly threads: number
   readonly threadConcurrency: number
   readonly maxBacklog: number
@@ -101,6 +108,7 @@ export function resolveAdapterOptions (input: ReactRouterAdapterOptions): Resolv
     mode: input.mode ?? (process.env.NODE_ENV === 'development' ? 'development' : 'production'),
     clientDir: clientDir && existsSync(clientDir) ? clientDir : undefined,
     staticMaxAge: input.staticMaxAge ?? 3600,
+    renderTurns: input.renderTurns ?? true,
     ...pool(input, threads),
   })
 }
@@ -120,6 +128,7 @@ function resolveDevOptions (input: DevAdapterOptions): ResolvedOptions {
     mode: 'development',
     clientDir: undefined,
     staticMaxAge: input.staticMaxAge ?? 3600,
+    renderTurns: input.renderTurns ?? true,
     ...pool(input, 0),
   })
 }

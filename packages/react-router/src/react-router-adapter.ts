@@ -9,7 +9,7 @@ import { poolRender } from './pool-render.ts'
 import { ClientFiles } from './static-files.ts'
 import { startViteDev, type ViteDev } from './vite-dev.ts'
 import { sendWebResponse, toWebRequest } from './web-request.ts'
-import { addWarmupPaths } from '@spindle/runtime/worker'
+import { addWarmupPaths, giveRenderTurns } from '@spindle/runtime/worker'
 import { staticPages } from './warmup-pages.ts'
 
 // OPTIONS is left out on purpose: a CORS plugin answers preflights, and two OPTIONS
@@ -58,6 +58,8 @@ async function plugin (fastify: FastifyInstance, options: ReactRouterAdapterOpti
   }
 
   const render = opts.threads > 0 ? await poolRender(fastify, opts, clientFiles) : inThread
+  // Renders in this thread take turns, as in a runtime worker (giveRenderTurns says why).
+  if (opts.threads === 0 && vite === undefined && opts.renderTurns) await giveRenderTurns(fastify)
 
   // Encapsulated so that no body parser consumes request bodies on the framework's routes,
   // while the user's own routes keep Fastify's JSON and form parsing.

@@ -59,3 +59,17 @@ async function plugin (fastify: FastifyInstance): Promise<void> {
  * never sheds. The runtime's worker registers it when shedding is off.
  */
 export const renderTurns = fp(plugin, { name: '@spindle/render-turns', fastify: '5.x' })
+
+/**
+ * For a framework adapter rendering in the thread that runs Fastify: gives its render routes
+ * turns unless the server already has them (a runtime worker registers the admission or
+ * render turns before the app) or the user turned them off. Register it before the routes.
+ * In a plain Fastify server without turns, renders that never wait for I/O run every request
+ * one turn of the event loop read, back to back, and libuv accepts one new connection per
+ * turn: on the React Router example with 100 connections, 21 of them got no answer in 8 s
+ * (docs/overload.md#new-connections).
+ */
+export async function giveRenderTurns (fastify: FastifyInstance): Promise<void> {
+  if (fastify.hasPlugin('@spindle/load-shedding') || fastify.hasPlugin('@spindle/render-turns')) return
+  await fastify.register(renderTurns)
+}

@@ -53,3 +53,5 @@ export function addWarmupPaths (paths: Iterable<string>): void {
 export function announcedWarmupPaths (): readonly string[] {
   return [...warmupPaths]
 }
+
+export { giveRenderTurns } from './render-turns.ts'
