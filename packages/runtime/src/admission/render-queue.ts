@@ -27,9 +27,11 @@ export const loopActiveMs = (): number => performance.eventLoopUtilization().act
 /** Renders that run at once without the loop having idled. */
 const MIN_RUNNING = 2
 /**
- * ms of renders one turn of the event loop may start before the rest wait for the next turn
- * (#turnHasRoom): short enough that new connections are accepted (one per turn) within a
- * render or two, long enough that routes answering in microseconds do not pay a turn each.
+ * ms of renders one turn of the event loop may start beyond its first MIN_RUNNING before the
+ * rest wait for the next turn (#turnHasRoom): short enough that new connections are accepted
+ * (one per turn) within a few renders, long enough that routes answering in microseconds do
+ * not pay a turn each. The first MIN_RUNNING start whatever they take, as they did before
+ * turns were bounded: renders that wait for I/O (Next.js pages) start as before.
  */
 const TURN_MS = 4
 /** How often, in ms, a non-empty queue checks whether the loop has idle time. */
@@ -83,8 +85,9 @@ export class RenderQueue {
   /** Re-judges the state while it is not normal and no event comes. */
   #settle: NodeJS.Timeout | undefined
   #pollElu: EventLoopUtilization | undefined
-  /** When the first render of this turn of the event loop started; the turn ends at #turnEnd. */
+  /** When the first render of this turn of the event loop started, and how many did; the turn ends at #turnEnd. */
   #turnStartedAt = 0
+  #turnStarts = 0
   #turnTimer: NodeJS.Immediate | undefined
   #reported: AdmissionState = 'normal'
   readonly #onClose: (this: ServerResponse) => void
@@ -193,8 +196,10 @@ export class RenderQueue {
     res.once('close', this.#onClose)
     if (this.#turnTimer === undefined) {
       this.#turnStartedAt = now
+      this.#turnStarts = 0
       this.#turnTimer = setImmediate(this.#turnEnd)
     }
+    this.#turnStarts++
     start()
   }
 
@@ -231,11 +236,12 @@ export class RenderQueue {
    * started, back to back, while a queue lasted; libuv accepts one new connection per turn.
    * On the React Router example with one worker and a closed loop of 100 connections opened
    * at once, the last connections got their first answer 7 s later, and the p99 was 1.4 s
-   * against a p50 of 0.15 s (docs/overload.md#new-connections). A turn now starts renders
-   * for TURN_MS at most, the rest at its end (#turnEnd), after which the loop polls again.
+   * against a p50 of 0.15 s (docs/overload.md#new-connections). A turn now starts
+   * MIN_RUNNING renders, and more only for TURN_MS; the rest start at its end (#turnEnd),
+   * after which the loop polls again.
    */
   #turnHasRoom (now: number): boolean {
-    return this.#turnTimer === undefined || now - this.#turnStartedAt < TURN_MS
+    return this.#turnTimer === undefined || this.#turnStarts < MIN_RUNNING || now - this.#turnStartedAt < TURN_MS
   }
 
   /** The end of a turn in which renders started (its check phase): the queue's oldest start now, in a new turn. */
