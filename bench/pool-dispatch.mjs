@@ -117,6 +117,7 @@ async function countPosts () {
   const totals = () => {
     const sum = {}
     for (const file of readdirSync(dir)) {
+      if (!file.endsWith('.json')) continue
       const thread = file === '0.json' ? 'main → pool' : 'pool → main'
       for (const [kind, t] of Object.entries(JSON.parse(readFileSync(`${dir}/${file}`, 'utf8')))) {
         const s = sum[`${thread}\0${kind}`] ??= { messages: 0, cloned: 0, moved: 0 }

@@ -6,7 +6,7 @@
 // the ArrayBuffers moved in its transfer list (not copied by the post; the sender filled
 // them with one copy of its own). Each thread writes its running totals to
 // `$SPINDLE_BENCH_POSTS/<threadId>.json` every 100 ms. Slows every post: for counting only.
-import { writeFileSync } from 'node:fs'
+import { renameSync, writeFileSync } from 'node:fs'
 import v8 from 'node:v8'
 import { MessagePort, threadId } from 'node:worker_threads'
 
@@ -18,7 +18,11 @@ if (dir) {
     try { tally(message, transfer) } catch { /* counting never breaks a post */ }
     return post.call(this, message, transfer)
   }
-  const save = () => writeFileSync(`${dir}/${threadId}.json`, JSON.stringify(totals))
+  // Written aside and renamed: the reader never sees a file half written.
+  const save = () => {
+    writeFileSync(`${dir}/${threadId}.tmp`, JSON.stringify(totals))
+    renameSync(`${dir}/${threadId}.tmp`, `${dir}/${threadId}.json`)
+  }
   setInterval(save, 100).unref()
 
   function tally (message, transfer) {

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import inject, { type Response as InjectResponse } from 'light-my-request'
-import { headOf, TaskChannel, signalReady, threadOptions, type PoolTask } from '@spindle/runtime/pool-thread'
+import { headOf, TaskChannel, signalReady, threadOptions, type PoolTask, type TaskResult } from '@spindle/runtime/pool-thread'
 import { setNextPort } from './listen-port.ts'
 import { loadNext } from './load-next.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
@@ -49,7 +49,7 @@ function followBoundPort (): void {
   }
 }
 
-export default async function serve (task: PoolTask): Promise<void> {
+export default async function serve (task: PoolTask): Promise<TaskResult> {
   followBoundPort()
   const channel = new TaskChannel(task)
   const { head } = channel
@@ -85,7 +85,7 @@ export default async function serve (task: PoolTask): Promise<void> {
     })
   } catch (err) {
     channel.fail(err)
-    return
+    return undefined
   }
   // A client that left: Next sees its response close and aborts the render.
   const stop = () => { response.raw.res.destroy() }
@@ -102,9 +102,10 @@ export default async function serve (task: PoolTask): Promise<void> {
       if (channel.finished) break
       await channel.write(chunk as Buffer)
     }
-    await channel.end()
+    return await channel.end()
   } catch (err) {
     channel.fail(err)
+    return undefined
   } finally {
     channel.signal.removeEventListener('abort', stop)
   }

@@ -18,6 +18,8 @@ export class ChunkSender {
   #scheduled = false
   #waiter: (() => void) | undefined
   #closed = false
+  /** Whether any message left on the port. */
+  #posted = false
 
   constructor (port: MessagePort) {
     this.#port = port
@@ -65,7 +67,7 @@ export class ChunkSender {
         continue
       }
       if (this.#size > 0 || this.#head) this.#post(end)
-      else if (end) this.#port.postMessage({ t: 'end' } satisfies FromThread)
+      else if (end) { this.#posted = true; this.#port.postMessage({ t: 'end' } satisfies FromThread) }
       return
     }
   }
@@ -81,19 +83,36 @@ export class ChunkSender {
     })
   }
 
+  /**
+   * The whole response as one message (head, every body byte and the end), when nothing has
+   * left on the port yet: the task returns it as its result, which piscina posts anyway, so
+   * a page rendered in one turn of the loop costs the pool thread one message instead of
+   * two. Undefined once something was posted (the rest must follow it on the port).
+   */
+  final (): { message: FromThread, transfer: ArrayBuffer[] } | undefined {
+    if (this.#posted || this.#closed || !this.#head || this.#credit === 0) return undefined
+    const b = this.#take()
+    const message: FromThread = { t: 'head', head: this.#head, b, end: true }
+    this.#head = undefined
+    return { message, transfer: b ? [b] : [] }
+  }
+
+  /** The pending bytes in one buffer of our own, against a credit. */
+  #take (): ArrayBuffer | undefined {
+    if (this.#size === 0 || this.#credit === 0) return undefined
+    // One copy into a buffer of our own: the framework's chunks may be views of a larger
+    // buffer it reuses, and only a whole ArrayBuffer can be transferred.
+    const out = new Uint8Array(this.#size)
+    let at = 0
+    for (const piece of this.#pending) { out.set(piece, at); at += piece.byteLength }
+    this.#pending = []
+    this.#size = 0
+    this.#credit--
+    return out.buffer
+  }
+
   #post (end: boolean): void {
-    let b: ArrayBuffer | undefined
-    if (this.#size > 0 && this.#credit > 0) {
-      // One copy into a buffer of our own: the framework's chunks may be views of a larger
-      // buffer it reuses, and only a whole ArrayBuffer can be transferred.
-      const out = new Uint8Array(this.#size)
-      let at = 0
-      for (const piece of this.#pending) { out.set(piece, at); at += piece.byteLength }
-      this.#pending = []
-      this.#size = 0
-      this.#credit--
-      b = out.buffer
-    }
+    const b = this.#take()
     const head = this.#head
     this.#head = undefined
     const last = end && this.#size === 0
@@ -101,6 +120,7 @@ export class ChunkSender {
     if (head) message = { t: 'head', head, b, end: last }
     else if (b) message = { t: 'chunk', b, end: last }
     else return
+    this.#posted = true
     this.#port.postMessage(message, b ? [b] : [])
   }
 }

@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Piscina } from 'piscina'
 import { SPINDLE_RUNTIME_POOL_THREAD_FAILED } from '../errors.ts'
 import { deserializeError } from '../protocol.ts'
-import { CHUNK_BYTES, WINDOW, type FromThread, type PoolTask, type RequestHead, type ResponseHead, type ToThread } from './protocol.ts'
+import { CHUNK_BYTES, WINDOW, type FromThread, type PoolTask, type RequestHead, type ResponseHead, type TaskResult, type ToThread } from './protocol.ts'
 
 /** How a forwarded request ended, for the pool's accounting and logs. */
 export type ForwardOutcome = 'ok' | 'aborted' | 'crashed'
@@ -102,7 +102,7 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
     port.close()
   }
 
-  port.on('message', (message: FromThread) => {
+  const onMessage = (message: FromThread): void => {
     switch (message.t) {
       case 'head': {
         applyHead(reply, message.head)
@@ -131,7 +131,8 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
         break
       }
     }
-  })
+  }
+  port.on('message', onMessage)
 
   reply.raw.once('close', () => {
     if (ended || reply.raw.writableFinished) return
@@ -141,8 +142,12 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
     resolveReplied()
   })
 
-  const settled = (pool.run(task, { transferList: [port2] as never }) as Promise<void>).then(
-    (): ForwardOutcome => gone ? 'aborted' : 'ok',
+  const settled = (pool.run(task, { transferList: [port2] as never }) as Promise<TaskResult>).then(
+    (result): ForwardOutcome => {
+      // A response that was whole before anything left on the port comes as the result.
+      if (result !== undefined && !ended && !gone) onMessage(result)
+      return gone ? 'aborted' : 'ok'
+    },
     (err: Error): ForwardOutcome => {
       if (!ended && !gone) {
         onCrash(err, response !== undefined)

@@ -68,6 +68,13 @@ export type FromThread =
   /** The framework read `n` more request body chunks. */
   | { readonly t: 'credit', readonly n: number }
 
+/**
+ * What a task resolves with: the whole response as one 'head' message with `end: true`
+ * when it was ready before anything left on the port (a page rendered in one turn of the
+ * loop), else nothing. It arrives after every message of the port, since none was sent.
+ */
+export type TaskResult = FromThread | undefined
+
 /** Posted once on the thread's parentPort when the framework handler is loaded (piscina relays it as the pool's 'message'). */
 export interface ThreadReady {
   readonly spindlePool: 'ready'

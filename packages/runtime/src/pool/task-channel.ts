@@ -5,7 +5,8 @@ import type { MessagePort } from 'node:worker_threads'
 import { serializeError } from '../protocol.ts'
 import { BodyStream } from './body-stream.ts'
 import { ChunkSender } from './chunk-sender.ts'
-import type { FromThread, PoolTask, RequestHead, ResponseHead, ToThread } from './protocol.ts'
+import { move, transferableSymbol, valueSymbol } from 'piscina'
+import type { FromThread, PoolTask, RequestHead, ResponseHead, TaskResult, ToThread } from './protocol.ts'
 
 export class TaskChannel {
   readonly head: RequestHead
@@ -52,10 +53,18 @@ export class TaskChannel {
     return this.#sender.add(piece)
   }
 
-  async end (): Promise<void> {
-    if (this.#finished) return
-    await this.#sender.flush(true)
+  /**
+   * Sends what is left and the end. Resolves with what the task must return: the whole
+   * response, when nothing has left yet (piscina posts it as the task's result, one message
+   * for the page), else undefined.
+   */
+  async end (): Promise<TaskResult> {
+    if (this.#finished) return undefined
+    const final = this.#sender.final()
+    if (!final) await this.#sender.flush(true)
     this.#close()
+    // piscina posts the value with the buffers in its transfer list; the main thread receives the message itself.
+    return final ? move({ [transferableSymbol]: final.transfer, [valueSymbol]: final.message }) as unknown as TaskResult : undefined
   }
 
   /** Before the head left: the main thread answers with the error. After it: the response is cut. */

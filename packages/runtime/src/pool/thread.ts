@@ -4,7 +4,7 @@
 // requests.
 import { STATUS_CODES } from 'node:http'
 import { parentPort, workerData } from 'node:worker_threads'
-import type { PoolTask, PoolThreadData, ResponseHead, ThreadReady } from './protocol.ts'
+import type { PoolTask, PoolThreadData, ResponseHead, TaskResult, ThreadReady } from './protocol.ts'
 import { TaskChannel } from './task-channel.ts'
 import { headersLikeNode } from './node-headers.ts'
 import { warmTickQueue } from '../tick-warmup.ts'
@@ -13,7 +13,7 @@ import { warmTickQueue } from '../tick-warmup.ts'
 const ticksWarmed = warmTickQueue()
 
 export { TaskChannel } from './task-channel.ts'
-export type { PoolTask, RequestHead, ResponseHead } from './protocol.ts'
+export type { PoolTask, RequestHead, ResponseHead, TaskResult } from './protocol.ts'
 
 /** The options the main thread gave this pool thread's entry. */
 export function threadOptions<T extends Record<string, unknown>> (): T {
@@ -37,20 +37,17 @@ export function toRequest (channel: TaskChannel): Request {
 }
 
 /** Runs one task through a Web handler and streams its Response back. */
-export async function serveWebTask (task: PoolTask, handle: (request: Request) => Promise<Response>): Promise<void> {
+export async function serveWebTask (task: PoolTask, handle: (request: Request) => Promise<Response>): Promise<TaskResult> {
   const channel = new TaskChannel(task)
   let response: Response
   try {
     response = await handle(toRequest(channel))
   } catch (err) {
     channel.fail(err)
-    return
+    return undefined
   }
   channel.sendHead(responseHead(response))
-  if (!response.body) {
-    await channel.end()
-    return
-  }
+  if (!response.body) return await channel.end()
   const reader = response.body.getReader()
   const stop = () => { reader.cancel().catch(() => {}) }
   channel.signal.addEventListener('abort', stop, { once: true })
@@ -60,9 +57,10 @@ export async function serveWebTask (task: PoolTask, handle: (request: Request) =
       if (done || channel.finished) break
       await channel.write(value)
     }
-    await channel.end()
+    return await channel.end()
   } catch (err) {
     channel.fail(err)
+    return undefined
   } finally {
     channel.signal.removeEventListener('abort', stop)
   }
