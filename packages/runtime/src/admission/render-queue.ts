@@ -8,8 +8,10 @@
 // controller sheds (outside a retry storm: a page served then takes one render's time, not
 // two side by side, and one waits so the loop never idles between them), and one more
 // whenever the event loop idled in the last poll (the running renders wait for I/O, not for
-// the CPU). An overload's queue is cut oldest first; each end reports the loop's busy time,
-// from which the controller measures the thread's pace.
+// the CPU). A turn of the event loop starts two renders, more only for TURN_MS, and the
+// rest at its end, so the loop polls (and accepts new connections) between them. An
+// overload's queue is cut oldest first; each end reports the loop's busy time, from which
+// the controller measures the thread's pace.
 import type { FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
