@@ -360,6 +360,25 @@ describe('load shedding in runtime workers', () => {
 })
 
 describe('loadShedding plugin in one Fastify process', () => {
+  it('serves injected requests that had to wait their turn (a worker warms up through inject)', async () => {
+    app = Fastify()
+    await app.register(loadShedding, {})
+    app.get('/render', async () => {
+      const until = performance.now() + 6
+      while (performance.now() < until) { /* a render that never waits for I/O */ }
+      return 'rendered\n'
+    })
+    await app.ready()
+    // Six at once: two start in this turn of the loop, the rest wait in the queue for later
+    // turns. light-my-request's socket has no `destroyed`, and such a waiting request used
+    // to be dropped from the queue, its inject never answered.
+    const answers = await Promise.race([
+      Promise.all(Array.from({ length: 6 }, () => app!.inject({ method: 'GET', url: '/render' }))),
+      new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error('an injected request was never answered')), 5000)),
+    ])
+    expect(answers.map((a) => a.statusCode)).toEqual(Array(6).fill(200))
+  })
+
   it('sheds renders under event-loop pressure and leaves opted-out routes alone', async () => {
     app = Fastify()
     await app.register(loadShedding, { maxEventLoopDelay: 50, sampleInterval: 200 })
