@@ -29,6 +29,7 @@ export function createControlServer (supervisor: Supervisor, extra: Readonly<Rec
       ...info(),
       ready: supervisor.isReady(),
       shuttingDown: supervisor.closing,
+      restarting: supervisor.restarting,
       readyWorkers: supervisor.readyWorkers(),
       workers: supervisor.status(),
     }),

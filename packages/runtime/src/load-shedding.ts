@@ -13,7 +13,7 @@ import { kArrivedAt, kStartedAt, type Stamped } from './admission/stamps.ts'
 import { installPoolShedReporter, renderPoolRunning } from './pool/presence.ts'
 import { resolveSheddingOptions, type LoadSheddingOptions } from './shed-options.ts'
 import {
-  SHED_REASONS, STATUS_ADMISSION, STATUS_PRESSURE, STATUS_SHED_FIRST, type ShedReason,
+  SHED_REASONS, STATUS_ADMISSION, STATUS_PRESSURE, STATUS_RESTARTING, STATUS_SHED_FIRST, type ShedReason,
 } from './protocol.ts'
 
 export type { LoadSheddingOptions } from './shed-options.ts'
@@ -53,9 +53,8 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   const reportState = (state: AdmissionState): void => {
     if (status) Atomics.store(status, STATUS_ADMISSION, ADMISSION_STATES.indexOf(state))
   }
-  const queue = maxBacklog > 0
-    ? new RenderQueue(new AdmissionController({ budget: maxBacklog, target: opts.overloadBacklog }, undefined, loopActiveMs), maxQueueTime, shed, reportState)
-    : undefined
+  const controller = maxBacklog > 0 ? new AdmissionController({ budget: maxBacklog, target: opts.overloadBacklog }, undefined, loopActiveMs) : undefined
+  const queue = controller ? new RenderQueue(controller, maxQueueTime, shed, reportState) : undefined
   // A render pool serving this instance's routes sheds and reports through the same path (pool/presence.ts).
   installPoolShedReporter(fastify, { state: reportState, shed })
 
@@ -110,6 +109,8 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
       return
     }
     const now = performance.now()
+    // While the process restarts a worker, bursts may wait longer (protocol.ts, STATUS_RESTARTING).
+    if (status) controller!.restarting = Atomics.load(status, STATUS_RESTARTING) !== 0
     const full = queue!.admit(reply, done as () => void, (req.raw as Stamped)[kArrivedAt] ?? now, now)
     if (full) shed(reply, full)
   })

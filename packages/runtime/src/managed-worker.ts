@@ -8,7 +8,7 @@ import { newBalanceState } from './balance.ts'
 import type { ResolvedOptions } from './options.ts'
 import {
   PHASE_STARTING, STATUS_BYTES, STATUS_HEARTBEAT, STATUS_INFLIGHT, STATUS_PHASE, STATUS_PRESSURE, STATUS_REQUESTS, STATUS_SHED_FIRST,
-  STATUS_ADMISSION, STATUS_HANDED_OFF, STATUS_HANDOFF, SHUTDOWN_IDLE_GRACE, METRICS_STALE_MS,
+  STATUS_ADMISSION, STATUS_HANDED_OFF, STATUS_HANDOFF, STATUS_RESTARTING, SHUTDOWN_IDLE_GRACE, METRICS_STALE_MS,
   deserializeError, type MetricSnapshot, type SupervisorMessage, type WorkerData, type WarmupReport, type WorkerMessage,
 } from './protocol.ts'
 
@@ -106,6 +106,9 @@ export class ManagedWorker extends EventEmitter {
   handOff (): void { Atomics.store(this.#status, STATUS_HANDOFF, 1) }
   /** Tells the worker to shed renders (true) or not, from the supervisor's view of it. */
   setPressure (on: boolean): void { Atomics.store(this.#status, STATUS_PRESSURE, on ? 1 : 0) }
+  /** Tells the worker whether the process is restarting a worker (protocol.ts, STATUS_RESTARTING). */
+  setRestarting (on: boolean): void { Atomics.store(this.#status, STATUS_RESTARTING, on ? 1 : 0) }
+  get restarting (): boolean { return Atomics.load(this.#status, STATUS_RESTARTING) !== 0 }
   get phase (): number { return Atomics.load(this.#status, STATUS_PHASE) }
   get elu (): number { return this.#elu }
   get heap (): { used: number, limit: number } | undefined { return this.#heap }

@@ -19,7 +19,14 @@ export const STATUS_HANDOFF = STATUS_SHED_FIRST + SHED_REASONS.length
 export const STATUS_HANDED_OFF = STATUS_HANDOFF + 1
 /** The worker's admission state: an index into ADMISSION_STATES (admission/controller.ts). */
 export const STATUS_ADMISSION = STATUS_HANDED_OFF + 1
-export const STATUS_SLOTS = STATUS_ADMISSION + 1
+/**
+ * Set by the supervisor: 1 while the process restarts a worker (a replacement starts up, a
+ * replaced worker drains, a crashed one is restarted) and for a latency budget after. The
+ * other workers then have less of the machine and more of the clients; their admission
+ * lets a burst wait longer (admission/controller.ts, RESTART_STRETCH).
+ */
+export const STATUS_RESTARTING = STATUS_ADMISSION + 1
+export const STATUS_SLOTS = STATUS_RESTARTING + 1
 export const STATUS_BYTES = STATUS_SLOTS * Int32Array.BYTES_PER_ELEMENT
 
 export const PHASE_STARTING = 0

@@ -11,7 +11,9 @@ export interface LoadSheddingOptions {
    * 'backlog'. Bursts that drain within it are queued, never shed. When the queue keeps
    * overflowing it, and the renders that arrived over the last maxBacklog ms need more than
    * 1.25 times that long, the worker is overloaded and holds its queue to overloadBacklog.
-   * One render may always wait. 0 disables admission control. Default 1000: a page that starts within a second is served in time, and a
+   * One render may always wait. Under serve(), while the process restarts a worker (and for
+   * maxBacklog after), a burst may wait twice this (docs/overload.md#restarts). 0 disables
+   * admission control. Default 1000: a page that starts within a second is served in time, and a
    * burst of a second's work is the most a rate-limited client sends at once.
    */
   maxBacklog?: number

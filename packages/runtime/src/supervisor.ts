@@ -71,6 +71,8 @@ export class Supervisor extends EventEmitter {
   #rolling: Promise<void> | undefined
   #rollAgain = false
   #closing = false
+  /** Until when (ms since epoch) the workers are told the process restarts a worker (#noteRestarting). */
+  #restartingUntil = 0
 
   constructor (opts: ResolvedOptions) {
     super()
@@ -94,6 +96,8 @@ export class Supervisor extends EventEmitter {
 
   get port (): number { return this.#port }
   get closing (): boolean { return this.#closing }
+  /** Whether the workers are told that the process restarts a worker (protocol.ts, STATUS_RESTARTING). */
+  get restarting (): boolean { return Date.now() < this.#restartingUntil }
 
   /** Starts every worker and resolves once all listen; any start-up failure stops them all and rejects. */
   async start (): Promise<void> {
@@ -149,7 +153,25 @@ export class Supervisor extends EventEmitter {
       if (metrics) this.emit('worker-metrics-final', { id: slot.id, generation: worker.generation, metrics })
       this.#onExit(slot, worker, code)
     })
+    this.#noteRestarting(Date.now())
     return worker
+  }
+
+  /**
+   * Tells every worker whether the process restarts a worker: one starts up or drains, or a
+   * slot waits for its restart after a crash. The others then have less of the machine and
+   * more of the clients, and their admission lets a burst wait longer (protocol.ts,
+   * STATUS_RESTARTING). Held for a latency budget (maxBacklog) after the last one ends, while
+   * the queues built meanwhile drain.
+   */
+  #noteRestarting (now: number): void {
+    if (this.#started && !this.#closing) {
+      let under = this.#slots.some((s) => s.worker === undefined)
+      for (const w of this.#live) if (w.retiring !== undefined || w.phase !== PHASE_LISTENING) under = true
+      if (under) this.#restartingUntil = now + (this.#opts.shedding ? this.#opts.shedding.maxBacklog : 0)
+    }
+    const on = now < this.#restartingUntil && !this.#closing
+    for (const w of this.#live) if (w.restarting !== on) w.setRestarting(on)
   }
 
   #onExit (slot: Slot, worker: ManagedWorker, code: number): void {
@@ -189,6 +211,7 @@ export class Supervisor extends EventEmitter {
 
   #tick (): void {
     const now = Date.now()
+    this.#noteRestarting(now)
     const heapDue = now - this.#lastHeapAt >= HEAP_EVERY
     if (heapDue) this.#lastHeapAt = now
     const balancing: ManagedWorker[] = []

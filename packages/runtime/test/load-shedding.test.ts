@@ -219,6 +219,31 @@ describe('load shedding in runtime workers', () => {
     expect(server.status()[0]!.admission).toBe('normal')
   })
 
+  it('while a worker is replaced, the others queue a burst of up to twice maxBacklog instead of shedding it', async () => {
+    // The replacement's warm-up waits on timers for about 3 s: the old worker serves meanwhile.
+    server = await serve({ ...base, shedding: { maxBacklog: 280 }, warmup: { paths: ['/render?wait=200&ms=0'], requests: 15 } })
+    const url = server.url
+    const render = '/render?ms=20&chunks=2'
+    for (let i = 0; i < 24; i++) expect((await get(url + render)).status).toBe(200)
+    const send = await connections(url, 20)
+    const restarting = async (): Promise<boolean> => (await get(server!.controlUrl! + '/status')).json().restarting as boolean
+    expect(await restarting()).toBe(false)
+    // 20 at once: 400 ms of work against a budget of 280: the last few are shed.
+    await sleep(300)
+    const before = await send(render, 20)
+    expect(before.length - servedOf(before)).toBeGreaterThanOrEqual(2)
+    // The same burst, over the same kept-alive connections, while a replacement warms up.
+    await sleep(300)
+    const restart = server.restart()
+    await waitFor('the replacement to start', async () => server!.status()[0]!.state === 'replacing' && await restarting())
+    await sleep(300)
+    const during = await send(render, 20)
+    expect(servedOf(during)).toBe(20)
+    await restart
+    // Held for a budget after the old worker is gone, then off.
+    await waitFor('the restart to be over', async () => !(await restarting()), 5000, 50)
+  })
+
   it('runs two CPU-bound renders at a time, and more while the running ones wait for I/O', async () => {
     server = await serve({ ...base, shedding: { maxBacklog: 10_000 } })
     const url = server.url

@@ -159,6 +159,35 @@ describe('admission controller (fake clock)', () => {
     expect(Math.max(...waits)).toBeLessThan(1100)
   })
 
+  it('while the process restarts a worker, a burst that takes up to twice the budget is queued whole; an overload is still shed', () => {
+    // The burst of the test above, 1.6 s of work: shed in part normally, served whole during a restart.
+    const burst = (restarting: boolean): SimWorker => {
+      const w = new SimWorker(S)
+      w.run(1000, steady(0.3 * CAPACITY))
+      w.controller.restarting = restarting
+      let once = true
+      w.run(4000, () => { if (!once) return 0; once = false; return 320 })
+      return w
+    }
+    expect(burst(false).shed().length).toBeGreaterThan(100)
+    const restarting = burst(true)
+    expect(restarting.controller.restarting).toBe(true)
+    expect(restarting.shed()).toHaveLength(0)
+    const waits = restarting.served().map((o) => o.decidedAt! - o.arrived)
+    expect(Math.max(...waits)).toBeGreaterThan(1000)
+    expect(Math.max(...waits)).toBeLessThan(2000)
+    // A step to 3x during a restart: seen and shed with the tight bound as at any time.
+    const w = new SimWorker(S)
+    w.run(1000, steady(0.5 * CAPACITY))
+    w.controller.restarting = true
+    const from = w.now
+    w.run(3000, steady(3 * CAPACITY))
+    expect(w.visited()).toContain('shedding')
+    const shed = w.shed(from)
+    expect(shed.length).toBeGreaterThan(1000) // of 1,800 arrivals; about 600 can be served
+    expect(shed.filter((o) => o.verdict === 'overload').length).toBeGreaterThan(0.9 * shed.length)
+  })
+
   it('slow renders: a lone render slower than the budget is never shed, and one may always wait', () => {
     const w = new SimWorker(1500)
     w.arrive()
