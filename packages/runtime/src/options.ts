@@ -44,7 +44,7 @@ export interface ServeOptions {
   maxHeapMb?: number
   /**
    * Young-generation size of each worker in MB (Worker resourceLimits): smaller means
-   * shorter but more frequent minor-GC pauses. Default 48 (16 MB semi-spaces), or V8's own
+   * shorter but more frequent minor-GC pauses. Default 96 (32 MB semi-spaces), or V8's own
    * size where that is smaller; 0 leaves the size to V8 (192 MB on a 64-bit machine with a
    * few GB of memory).
    */
@@ -193,9 +193,11 @@ export interface ResolvedOptions {
 
 /**
  * Minor GCs of V8's own young generation (192 MB) stopped a rendering worker for 45-60 ms;
- * at 48 MB they take 10-25 ms and, run more often, cost the same total time.
+ * at 48 MB they take 10-25 ms and, run more often, cost the same total time. 96 MB (32 MB
+ * semi-spaces) gave 2 workers 3-9 % more throughput than 48 on the Next.js and React Router
+ * examples at 0.75x node:cluster's memory (docs/overload.md#garbage-collection-pauses).
  */
-export const DEFAULT_YOUNG_GENERATION_MB = 48
+export const DEFAULT_YOUNG_GENERATION_MB = 96
 
 const checkServeOptions = optionChecker(serveSchema, fail, { URL })
 

@@ -106,11 +106,11 @@ describe('connection balance in runtime workers', () => {
     expect(small).toBeLessThanOrEqual(8 * 1024 * 1024)
   }, 30_000)
 
-  it('gives workers at most a 48 MB young generation by default and V8\'s own with youngGenerationMb: 0', async () => {
+  it('gives workers at most a 96 MB young generation by default and V8\'s own with youngGenerationMb: 0', async () => {
     const own = await workerYoungGenerationMb() as number
     expect(own).toBeGreaterThan(0)
     server = await serve(base)
-    expect((await get(server.url + '/young')).json().youngGenerationMb).toBe(Math.min(48, own))
+    expect((await get(server.url + '/young')).json().youngGenerationMb).toBe(Math.min(96, own))
     await server.close()
     server = undefined
     server = await serve({ ...base, youngGenerationMb: 0 })

@@ -83,13 +83,13 @@ describe('serve() options', () => {
     expect(resolveOptions({ app, metrics: false }).metrics).toBe(false)
   })
 
-  it('caps the default young generation at 48 MB and never raises V8\'s own', () => {
+  it('caps the default young generation at 96 MB and never raises V8\'s own', () => {
     const young = (v8?: number, input: Partial<ServeOptions> = {}): number =>
       resolveOptions({ app, ...input } as ServeOptions, v8).youngGenerationMb
-    expect(young(192)).toBe(48)
+    expect(young(192)).toBe(96)
     expect(young(24)).toBe(24)
-    expect(young(undefined)).toBe(48)
-    expect(young(24, { youngGenerationMb: 96 })).toBe(96)
+    expect(young(undefined)).toBe(96)
+    expect(young(24, { youngGenerationMb: 48 })).toBe(48)
     expect(young(192, { youngGenerationMb: 0 })).toBe(0)
   })
 

@@ -262,7 +262,7 @@ function runtimeSheddingOff (): boolean {
 
 /**
  * Inside a runtime worker, pool threads get its young-generation size (`youngGenerationMb`,
- * 48 MB by default): left to V8 a thread gets up to 192 MB, whose minor collections stop a
+ * 96 MB by default): left to V8 a thread gets up to 192 MB, whose minor collections stop a
  * render for 45-60 ms and hold more memory (docs/overload.md#garbage-collection-pauses).
  */
 function youngGeneration (): { resourceLimits?: { maxYoungGenerationSizeMb: number } } {
