@@ -61,8 +61,8 @@ describe('spindle start --mode pool', () => {
     for (let i = 0; i < 20 && threads.size < 2; i++) {
       for (const res of await Promise.all([1, 2, 3, 4].map(() => json(url + '/nap?ms=20')))) {
         expect(res.status).toBe(200)
-        // The worker's young generation (youngGenerationMb, 48 MB), not V8's own for a thread.
-        expect(res.body.young).toBe(48)
+        // The worker's young generation (youngGenerationMb, 96 MB), not V8's own for a thread.
+        expect(res.body.young).toBe(96)
         threads.add(res.body.thread)
       }
     }
