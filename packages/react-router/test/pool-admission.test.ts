@@ -115,6 +115,28 @@ describe('spindle start --mode pool: the pool sheds and reports like a worker', 
     // A shed request reached the adapter's handler but rendered nothing.
     expect(value('spindle_http_renders_total')).toBe(6 + served.length)
   }, 60_000)
+
+  it('while SIGHUP replaces the worker, the old one queues a burst of up to twice the pool\'s budget instead of shedding it', async () => {
+    for (let i = 0; i < 6; i++) expect((await get(`${url}/nap?ms=200`)).status).toBe(200)
+    const status = async () => JSON.parse((await get(control + '/status')).body)
+    expect((await status()).restarting).toBe(false)
+    // One slot of 200 ms and a 600 ms budget: of 6 at once, one runs, three wait and two are refused.
+    const agent = new Agent({ connections: 6 })
+    const burst = () => Promise.all(Array.from({ length: 6 }, () => get(`${url}/nap?ms=200`, agent)))
+    const before = await burst()
+    expect(before.filter((a) => a.status !== 200).length).toBeGreaterThanOrEqual(1)
+    await sleep(300)
+    // The same burst, over the same connections, while the replacement starts beside the old worker.
+    child.kill('SIGHUP')
+    await waitFor('the replacement to start', async () => {
+      const s = await status()
+      return s.restarting && s.workers[0].state === 'replacing'
+    })
+    const during = await burst()
+    await agent.close()
+    expect(during.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200])
+    await waitFor('the rolling restart to end', async () => !(await status()).restarting, 30_000)
+  }, 60_000)
 })
 
 describe('reactRouterAdapter with threads in a server of your own: the pool refuses like the loadShedding plugin', () => {

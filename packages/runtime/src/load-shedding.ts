@@ -56,7 +56,8 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   const controller = maxBacklog > 0 ? new AdmissionController({ budget: maxBacklog, target: opts.overloadBacklog }, undefined, loopActiveMs) : undefined
   const queue = controller ? new RenderQueue(controller, maxQueueTime, shed, reportState) : undefined
   // A render pool serving this instance's routes sheds and reports through the same path (pool/presence.ts).
-  installPoolShedReporter(fastify, { state: reportState, shed })
+  const restarting = (): boolean => status !== undefined && Atomics.load(status, STATUS_RESTARTING) !== 0
+  installPoolShedReporter(fastify, { state: reportState, shed, restarting })
 
   // under-pressure only samples here: registered in a context of its own (not the app's),
   // its decorators stay out of the app's way, and the thresholds are judged in preHandler.
@@ -110,7 +111,7 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
     }
     const now = performance.now()
     // While the process restarts a worker, bursts may wait longer (protocol.ts, STATUS_RESTARTING).
-    if (status) controller!.restarting = Atomics.load(status, STATUS_RESTARTING) !== 0
+    controller!.restarting = restarting()
     const full = queue!.admit(reply, done as () => void, (req.raw as Stamped)[kArrivedAt] ?? now, now)
     if (full) shed(reply, full)
   })

@@ -32,6 +32,7 @@ export class AdmissionGate {
   arrive (request: FastifyRequest, now: number, queued: number, busy: number, capacity: number): AdmissionVerdict {
     this.#reporter = poolShedReporter(request.server) ?? this.#reporter
     const socket = request.raw.socket as ShedSocket | null
+    this.#controller.restarting = this.#reporter?.restarting() ?? false
     const verdict = this.#controller.arrive(now, queued, busy, capacity, false, isRetry(socket, now), isPaced(socket, now))
     this.#note()
     return verdict

@@ -38,6 +38,11 @@ export interface PoolShedReporter {
    * `storm`: the pool's controller sees a retry storm, so an immediate retry's 503 may be held.
    */
   shed (reply: FastifyReply, reason: PoolShedReason, storm: boolean): void
+  /**
+   * Whether the process restarts a worker (under `spindle start`: a replacement starts up
+   * beside this worker): bursts may then wait longer (admission/controller.ts, RESTART_STRETCH).
+   */
+  restarting (): boolean
 }
 
 /** Made by the load-shedding plugin for the instance it is registered in (and its children). */
