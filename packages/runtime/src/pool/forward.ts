@@ -106,6 +106,14 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
     switch (message.t) {
       case 'head': {
         applyHead(reply, message.head)
+        if (message.end && message.b && !reply.hasHeader('transfer-encoding')) {
+          // Whole already (a page rendered in one turn): sent as one buffer, with a
+          // Content-Length and without a stream to pipe.
+          finish()
+          reply.send(Buffer.from(message.b))
+          resolveReplied()
+          break
+        }
         response = new ThreadResponse(port)
         if (message.b) response.add(message.b, message.end === true)
         else if (message.end) response.push(null)
