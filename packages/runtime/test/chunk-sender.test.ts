@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import { ChunkSender } from '../src/pool/chunk-sender.ts'
-import type { FromThread } from '../src/pool/protocol.ts'
+import { CHUNK_BYTES, WINDOW, type FromThread } from '../src/pool/protocol.ts'
 
 const ports: MessagePort[] = []
 afterEach(() => { for (const p of ports.splice(0)) p.close() })
@@ -32,6 +32,27 @@ describe('ChunkSender', () => {
     await turn()
     await turn()
     expect(received).toEqual([])
+  })
+
+  it('gathers up to a window within the turn before the first message: a 100 KB page and its last bytes come back whole', async () => {
+    const { sender, received } = channel()
+    sender.head({ status: 200, headers: [] })
+    await sender.add(new Uint8Array(100 * 1024).fill(97))
+    await sender.add(Buffer.from('</html>'))
+    const final = sender.final()
+    expect(final?.message).toMatchObject({ t: 'head', end: true })
+    expect((final!.message as { b: ArrayBuffer }).b.byteLength).toBe(100 * 1024 + 7)
+    await turn()
+    expect(received).toEqual([])
+    // Past a window it leaves at once, and later bytes go by the chunk.
+    const big = channel()
+    big.sender.head({ status: 200, headers: [] })
+    await big.sender.add(new Uint8Array(WINDOW * CHUNK_BYTES))
+    await big.sender.add(new Uint8Array(CHUNK_BYTES))
+    expect(big.sender.final()).toBeUndefined()
+    await turn()
+    expect(big.received.map((m) => m.t)).toEqual(['head', 'chunk'])
+    expect((big.received[0] as { b: ArrayBuffer }).b.byteLength).toBe(WINDOW * CHUNK_BYTES)
   })
 
   it('gives nothing back once the head left: the rest follows it on the port, the end with the last bytes', async () => {

@@ -9,6 +9,9 @@
 import type { MessagePort } from 'node:worker_threads'
 import { CHUNK_BYTES, WINDOW, type FromThread, type ResponseHead } from './protocol.ts'
 
+/** Bytes the first message may gather within one turn of the loop (the whole window). */
+const FIRST_BYTES = WINDOW * CHUNK_BYTES
+
 export class ChunkSender {
   readonly #port: MessagePort
   #credit = WINDOW
@@ -55,7 +58,10 @@ export class ChunkSender {
     if (piece.byteLength === 0) return
     this.#pending.push(piece)
     this.#size += piece.byteLength
-    if (this.#size >= CHUNK_BYTES) await this.flush()
+    // Until the first message leaves, up to a window's worth waits for the turn's end: a
+    // page larger than a chunk that is whole within the turn (Next.js writes its 100 KB
+    // page, then its last 14 bytes) is then one message, the task's result.
+    if (this.#size >= (this.#posted ? CHUNK_BYTES : FIRST_BYTES)) await this.flush()
     else this.#schedule()
   }
 
