@@ -1,6 +1,7 @@
 // Pool thread side of a response: coalesces the framework's small chunks (React emits ~3 KB
-// pieces) into one fresh ArrayBuffer per message and transfers it, at CHUNK_BYTES or at the
-// next turn of the event loop, so a Suspense part still leaves at once. Posting each piece
+// pieces) into one fresh ArrayBuffer per message and transfers it, at CHUNK_BYTES (the first
+// message: at FIRST_BYTES) or at the next turn of the event loop, so a Suspense part still
+// leaves at once. Posting each piece
 // alone cost ~40 % of the throughput of a 45 KB page. The head waits for that same turn and
 // travels with the first bytes, and the last bytes carry the end: each message wakes the
 // main thread, which on a VM costs an interrupt, so a page rendered in one turn is one
