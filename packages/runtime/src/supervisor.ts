@@ -73,6 +73,8 @@ export class Supervisor extends EventEmitter {
   #closing = false
   /** Until when (ms since epoch) the workers are told the process restarts a worker (#noteRestarting). */
   #restartingUntil = 0
+  /** What the workers were last told (#noteRestarting). */
+  #restarting = false
 
   constructor (opts: ResolvedOptions) {
     super()
@@ -97,7 +99,7 @@ export class Supervisor extends EventEmitter {
   get port (): number { return this.#port }
   get closing (): boolean { return this.#closing }
   /** Whether the workers are told that the process restarts a worker (protocol.ts, STATUS_RESTARTING). */
-  get restarting (): boolean { return Date.now() < this.#restartingUntil }
+  get restarting (): boolean { return this.#restarting }
 
   /** Starts every worker and resolves once all listen; any start-up failure stops them all and rejects. */
   async start (): Promise<void> {
@@ -165,12 +167,14 @@ export class Supervisor extends EventEmitter {
    * the queues built meanwhile drain.
    */
   #noteRestarting (now: number): void {
+    let under = false
     if (this.#started && !this.#closing) {
-      let under = this.#slots.some((s) => s.worker === undefined)
+      under = this.#slots.some((s) => s.worker === undefined)
       for (const w of this.#live) if (w.retiring !== undefined || w.phase !== PHASE_LISTENING) under = true
       if (under) this.#restartingUntil = now + (this.#opts.shedding ? this.#opts.shedding.maxBacklog : 0)
     }
-    const on = now < this.#restartingUntil && !this.#closing
+    const on = !this.#closing && (under || now < this.#restartingUntil)
+    this.#restarting = on
     for (const w of this.#live) if (w.restarting !== on) w.setRestarting(on)
   }
 
