@@ -14,6 +14,7 @@ import { registerWorkerMetrics, type WorkerMetrics } from './metrics/worker-metr
 import { kWorkerStatus, loadShedding } from './load-shedding.ts'
 import { renderTurns } from './render-turns.ts'
 import { kArrivedAt } from './admission/stamps.ts'
+import { InflightResponses } from './inflight.ts'
 import {
   HEARTBEAT_INTERVAL, METRICS_PUSH_MS, PHASE_CLOSED, PHASE_DRAINING, PHASE_LISTENING, STATUS_HANDED_OFF, STATUS_HANDOFF, STATUS_HEARTBEAT,
   STATUS_INFLIGHT, STATUS_PHASE, STATUS_REQUESTS, serializeError,
@@ -27,7 +28,7 @@ const port = parentPort!
 // Timers run between tasks: a loop that keeps ticking is alive, however busy it is.
 const heartbeat = setInterval(() => Atomics.add(status, STATUS_HEARTBEAT, 1), HEARTBEAT_INTERVAL)
 
-const inflight = new Set<ServerResponse>()
+const inflight = new InflightResponses<ServerResponse>()
 let draining = false
 let app: FastifyInstance | undefined
 let metrics: WorkerMetrics | undefined
