@@ -40,6 +40,8 @@ describe('under spindle start', () => {
       expect(metrics).toMatch(/^spindle_cache_responses_total\{outcome="miss"\} 2$/m)
       expect(metrics).toMatch(/^spindle_cache_responses_total\{outcome="hit"\} 4$/m)
       expect(metrics).toMatch(/^spindle_http_renders_total 2$/m)
+      // Hits are answered in the cache's onRequest hook, before the route's own hooks: still labelled by their route.
+      expect(metrics).toMatch(/^spindle_http_request_duration_seconds_count\{route="\/",status_class="2xx"\} 6$/m)
     } finally {
       child.kill('SIGTERM')
       if (child.exitCode === null) await once(child, 'exit')

@@ -58,6 +58,26 @@ describe('/metrics on the control port', () => {
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m)
   })
 
+  it('labels requests by route pattern, also those an app-wide onRequest hook answered before their route\'s hooks ran', async () => {
+    server = await serve({ ...base, workers: 1 })
+    for (const id of ['1', '2', 'x']) expect((await get(`${server.url}/items/${id}`)).json()).toEqual({ id })
+    expect((await get(server.url + '/items/3?deny=1')).status).toBe(401)
+    expect((await get(server.url + '/env?name=HOME&deny=1')).status).toBe(401)
+    // The app's hook does not cover the 404 handler, which is outside the app's plugin.
+    expect((await get(server.url + '/no/such/page?deny=1')).status).toBe(404)
+    await settled()
+    const text = (await get(server.controlUrl + '/metrics')).body
+    expect(sample(text, 'spindle_http_request_duration_seconds_count{route="/items/:id",status_class="2xx"}')).toBe(3)
+    expect(sample(text, 'spindle_http_request_duration_seconds_count{route="/items/:id",status_class="4xx"}')).toBe(1)
+    expect(sample(text, 'spindle_http_request_duration_seconds_count{route="/env",status_class="4xx"}')).toBe(1)
+    // No route matches: no pattern, and the raw URL would give every probe a series of its own.
+    expect(sample(text, 'spindle_http_request_duration_seconds_count{route="unmatched",status_class="4xx"}')).toBe(1)
+    expect(text).not.toContain('/items/3')
+    expect(text).not.toContain('/no/such')
+    // Only the three that reached their handler rendered.
+    expect(sample(text, 'spindle_http_renders_total')).toBe(3)
+  })
+
   it('takes a busy worker\'s figures sent unasked, without waiting for its loop, until they grow old', async () => {
     server = await serve({ ...base, workers: 1, heartbeatTimeout: 10_000, stallTimeout: 20_000 })
     for (let i = 0; i < 3; i++) expect((await get(server.url + '/')).status).toBe(200)
