@@ -143,12 +143,18 @@ describe('reactRouterAdapter with threads in a server of your own: the pool refu
   let plain: FastifyInstance
   let shedding: FastifyInstance
   let plainUrl: string
+  const plainErrors: unknown[] = []
   let sheddingUrl: string
   const pool = { build: serverBuild, threads: 1, threadConcurrency: 1, maxBacklog: 600 }
 
   beforeAll(async () => {
     buildApp()
     plain = Fastify({ logger: false })
+    // A refusal is sent as is: it never reaches the app's error handler.
+    plain.setErrorHandler((error, _request, reply) => {
+      plainErrors.push(error)
+      void reply.send(error)
+    })
     await plain.register(reactRouterAdapter, pool)
     plainUrl = await plain.listen({ port: 0, host: '127.0.0.1' })
     shedding = Fastify({ logger: false })
@@ -187,7 +193,14 @@ describe('reactRouterAdapter with threads in a server of your own: the pool refu
     expect(shed.length).toBeGreaterThan(0)
     for (const a of shed) {
       expectShed(a)
-      expect(JSON.parse(a.body)).toMatchObject({ statusCode: 503, code: 'SPINDLE_RUNTIME_POOL_OVERLOADED' })
+      expect(a.headers['content-type']).toBe('application/json; charset=utf-8')
+      expect(JSON.parse(a.body)).toEqual({
+        statusCode: 503,
+        code: 'SPINDLE_RUNTIME_POOL_OVERLOADED',
+        error: 'Service Unavailable',
+        message: `The render pool cannot start this request in time (${a.headers['x-spindle-shed']})`,
+      })
     }
+    expect(plainErrors).toEqual([])
   }, 30_000)
 })

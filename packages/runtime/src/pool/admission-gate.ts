@@ -4,13 +4,30 @@
 // route (pool/presence.ts: 503, its headers, its counters by reason, its retry hold), and the
 // controller's state goes to that plugin (the worker's status block under `spindle start`).
 // Without the plugin (a server of your own), a refused render gets the coded error
-// SPINDLE_RUNTIME_POOL_OVERLOADED with the same headers.
+// SPINDLE_RUNTIME_POOL_OVERLOADED's JSON with the same headers, sent as is (not thrown
+// through the app's error handler).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AdmissionController, type AdmissionState, type AdmissionVerdict } from '../admission/controller.ts'
-import { isPaced, isRetry, type ShedSocket } from '../admission/retry.ts'
+import { isPaced, isRetry, markShed, type ShedSocket } from '../admission/retry.ts'
 import { kStartedAt, type Stamped } from '../admission/stamps.ts'
 import { SPINDLE_RUNTIME_POOL_OVERLOADED } from '../errors.ts'
 import { poolShedReporter, type PoolShedReason, type PoolShedReporter } from './presence.ts'
+
+/**
+ * The body of a refusal by verdict: the coded error as Fastify's error handler writes it,
+ * built once. Sending the error itself made an Error (with its stack trace) per 503 and took
+ * it through Fastify's error path: under a closed loop of 100 connections on the React
+ * Router example with `threads: 2`, the error's construction alone was 4.5 % of the Fastify
+ * thread's busy time (`node bench/profile.mjs --workload react-router --config adapter-pool
+ * --workers 2 --connections 100 --thread main`), and a logger would have written every one
+ * at error level.
+ */
+const REFUSALS: Record<PoolShedReason, string> = { backlog: refusal('backlog'), overload: refusal('overload') }
+
+function refusal (reason: PoolShedReason): string {
+  const error = new SPINDLE_RUNTIME_POOL_OVERLOADED(reason)
+  return JSON.stringify({ statusCode: 503, code: error.code, error: 'Service Unavailable', message: error.message })
+}
 
 export class AdmissionGate {
   readonly #controller: AdmissionController
@@ -71,8 +88,10 @@ export class AdmissionGate {
       reporter.shed(reply, reason, this.#controller.storm)
       return
     }
-    reply.header('retry-after', '1').header('cache-control', 'no-store').header('x-spindle-shed', reason)
-    reply.send(new SPINDLE_RUNTIME_POOL_OVERLOADED(reason))
+    reply.code(503).header('retry-after', '1').header('cache-control', 'no-store').header('x-spindle-shed', reason)
+      .type('application/json; charset=utf-8').send(REFUSALS[reason])
+    // Seen by the controller: a client that asks again at once is a retry storm.
+    markShed(request.raw.socket as ShedSocket | null, performance.now())
   }
 
   close (): void {
