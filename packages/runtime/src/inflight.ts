@@ -3,9 +3,7 @@
 // in a Set: a Set hashes every new response by identity, and on hello-world under a closed
 // loop of 100 connections its add and delete took 3.3 % of the worker's busy time (CPU
 // profile, `node bench/profile.mjs --workload hello --config spindle-1 --connections 100`;
-// the delete's line alone), against 0.3 % for the slots. A turn of the event loop reads up
-// to a hundred requests and ends them all, so the Set also grew and shrank its table every
-// turn.
+// the delete's line alone), against 0.3 % for the slots.
 
 /** Where a response sits in its InflightResponses. */
 const kSlot = Symbol('spindle.inflightSlot')
