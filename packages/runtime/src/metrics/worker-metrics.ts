@@ -94,17 +94,12 @@ export function registerWorkerMetrics (app: FastifyInstance, stampedByShedding =
     const url = route.url
     patterns.add(route.method, url)
     const handler = route.handler
-    route.handler = stampedByShedding
-      ? function stampRoute (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
-        (request.raw as Stamps)[kRoute] = url
-        return handler.call(this, request, reply)
-      }
-      : function stampRouteAndStart (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
-        const raw = request.raw as Stamps
-        raw[kRoute] = url
-        raw[kStartedAt] = performance.now()
-        return handler.call(this, request, reply)
-      }
+    route.handler = function stampRoute (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+      const raw = request.raw as Stamps
+      raw[kRoute] = url
+      if (!stampedByShedding) raw[kStartedAt] = performance.now()
+      return handler.call(this, request, reply)
+    }
   })
 
   // Each route pattern's series by status class: the pattern is the same string on every
