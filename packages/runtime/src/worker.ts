@@ -63,11 +63,18 @@ function withAnnouncedPaths (warmup: Exclude<WorkerData['warmup'], false>): Excl
   return { ...warmup, paths }
 }
 
-function trackRequests (server: HttpServer): void {
-  // Prepended so it runs before Fastify's handler, which may write the response synchronously.
-  server.prependListener('request', (req: IncomingMessage & { [kArrivedAt]?: number }, res: ServerResponse) => {
+type RequestListener = (this: HttpServer, req: IncomingMessage, res: ServerResponse) => void
+
+/**
+ * Counts, stamps and registers every request before Fastify sees it. `stampArrival`: the
+ * arrival time is read by load shedding and the request metrics; with both off nothing
+ * reads it (render turns fall back to the time the request reaches them, the same turn of
+ * the event loop for a route without asynchronous hooks).
+ */
+function trackRequests (server: HttpServer, stampArrival: boolean): void {
+  function track (req: IncomingMessage & { [kArrivedAt]?: number }, res: ServerResponse): void {
     // Load shedding bounds how long a request waits between here and its handler.
-    req[kArrivedAt] = performance.now()
+    if (stampArrival) req[kArrivedAt] = performance.now()
     Atomics.add(status, STATUS_INFLIGHT, 1)
     Atomics.add(status, STATUS_REQUESTS, 1)
     inflight.add(res)
@@ -79,6 +86,20 @@ function trackRequests (server: HttpServer): void {
       Atomics.add(status, STATUS_HANDED_OFF, 1)
     }
     res.on('close', onResponseClose)
+  }
+  // Fastify's handler is the server's one 'request' listener: ours takes its place and calls
+  // it, so emitting a request calls one function instead of copying a two-listener array.
+  // A server from the app's own serverFactory may have other listeners: then ours goes first.
+  const listeners = server.listeners('request') as RequestListener[]
+  if (listeners.length !== 1) {
+    server.prependListener('request', track)
+    return
+  }
+  const fastifyHandler = listeners[0]!
+  server.removeListener('request', fastifyHandler)
+  server.on('request', function onRequest (this: HttpServer, req: IncomingMessage, res: ServerResponse) {
+    track(req, res)
+    fastifyHandler.call(this, req, res)
   })
 }
 
@@ -89,7 +110,7 @@ async function start (): Promise<void> {
   // Connection: close) rather than refused.
   app = Fastify({ ...withPortDefaults(options), return503OnClosing: false })
   guardPublicPort(app)
-  trackRequests(app.server)
+  trackRequests(app.server, Boolean(data.shedding) || data.metrics)
   // Registered before the app so its preHandler runs ahead of the app's own, after its onRequest.
   if (data.shedding) await app.register(loadShedding, { ...data.shedding, [kWorkerStatus]: status })
   // Without shedding the adapters' renders still take turns, none refused (render-turns.ts).
