@@ -42,6 +42,16 @@ describe('serve()', () => {
     expect(new Int32Array(counter)[0]).toBe(10)
   })
 
+  it("counts the requests of an app that brings its own server with more than one 'request' listener", async () => {
+    server = await serve({ ...base, app: fixture('server-factory.js'), workers: 1 })
+    for (let i = 0; i < 3; i++) expect((await get(server.url + '/')).status).toBe(200)
+    // The app's listener runs after Fastify's answer: the 4th request sees the first three.
+    expect((await get(server.url + '/')).json()).toEqual({ seen: 3 })
+    const [worker] = server.status()
+    expect(worker!.requests).toBe(4)
+    await waitFor('no request in flight', () => server!.status()[0]!.inflight === 0)
+  })
+
   it('restarts a crashed worker and the port keeps serving', async () => {
     server = await serve({ ...base, workers: 2, restartDelay: 50 })
     const crashed = await get(server.url + '/crash')
