@@ -12,10 +12,15 @@
 // printed but not judged. Each run prints one line: what was shed at 0.8x, and goodput (as a
 // share of the mean of the readings around 3x), 2xx and 503 p99 and timeouts at 3x. At the
 // end: in how many judged levels each goal of docs/overload.md was met, and in how many runs
-// with both levels judged all of them were. The cores the server and the generator used at 3x
+// with both levels judged all of them were. A level starts SETTLE_MS after the reading before
+// it: without the pause the other server went on working into the level (the renders the
+// closed loop's end cut off, the garbage they left) and took 0.07 of a core over a 5 s
+// level at 3x; 0.04 with it, and an idle server 0.02.
+// The cores the server and the generator used at 3x
 // and in the readings around it are printed too: on a small machine the generator's share
 // grows with the rate it sends.
 import { parseArgs } from 'node:util'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { wholeArg } from '../lib/args.mjs'
 import { treeCpuSeconds } from '../lib/processes.mjs'
 import { openLoop } from '../lib/open-loop.mjs'
@@ -28,6 +33,8 @@ const maxDrift = wholeArg(values, 'max-drift', 0)
 /** The server without shedding listens next to the one under load. */
 const offPort = port + 1
 const offUrl = urlAt(offPort)
+/** ms between a capacity reading and the level after it (see the head). */
+const SETTLE_MS = 1000
 const ms = (x) => (Number.isFinite(x) ? Math.round(x) : '-')
 /** What `fn` returns, with the cores the server's process tree and this process (the load generator) used meanwhile. */
 async function withCores (server, fn) {
@@ -62,9 +69,11 @@ for (let i = 1; i <= runs; i++) {
       await warmUp(first)
       const unloaded = await openLoop({ url, rate: Math.max(1, Math.round(first * unloadedLevel)), duration, headers })
       const before = await closedLoopCapacity(0, duration, offUrl)
+      await sleep(SETTLE_MS)
       const near = await openLoop({ url, rate: Math.round(before * 0.8), duration, headers })
       const betweenUse = await withCores(off, () => closedLoopCapacity(0, duration, offUrl))
       const between = betweenUse.value
+      await sleep(SETTLE_MS)
       const overUse = await withCores(on, () => openLoop({ url, rate: Math.round(between * 3), duration, headers }))
       const over = overUse.value
       const afterUse = await withCores(off, () => closedLoopCapacity(0, duration, offUrl))
