@@ -63,8 +63,6 @@ function withAnnouncedPaths (warmup: Exclude<WorkerData['warmup'], false>): Excl
   return { ...warmup, paths }
 }
 
-type RequestListener = (this: HttpServer, req: IncomingMessage, res: ServerResponse) => void
-
 /**
  * Counts, stamps and registers every request before Fastify sees it. `stampArrival`: the
  * arrival time is read by load shedding and the request metrics; with both off nothing
@@ -72,7 +70,8 @@ type RequestListener = (this: HttpServer, req: IncomingMessage, res: ServerRespo
  * the event loop for a route without asynchronous hooks).
  */
 function trackRequests (server: HttpServer, stampArrival: boolean): void {
-  function track (req: IncomingMessage & { [kArrivedAt]?: number }, res: ServerResponse): void {
+  // Prepended so it runs before Fastify's handler, which may write the response synchronously.
+  server.prependListener('request', (req: IncomingMessage & { [kArrivedAt]?: number }, res: ServerResponse) => {
     // Load shedding bounds how long a request waits between here and its handler.
     if (stampArrival) req[kArrivedAt] = performance.now()
     Atomics.add(status, STATUS_INFLIGHT, 1)
@@ -86,20 +85,6 @@ function trackRequests (server: HttpServer, stampArrival: boolean): void {
       Atomics.add(status, STATUS_HANDED_OFF, 1)
     }
     res.on('close', onResponseClose)
-  }
-  // Fastify's handler is the server's one 'request' listener: ours takes its place and calls
-  // it, so emitting a request calls one function instead of copying a two-listener array.
-  // A server from the app's own serverFactory may have other listeners: then ours goes first.
-  const listeners = server.listeners('request') as RequestListener[]
-  if (listeners.length !== 1) {
-    server.prependListener('request', track)
-    return
-  }
-  const fastifyHandler = listeners[0]!
-  server.removeListener('request', fastifyHandler)
-  server.on('request', function onRequest (this: HttpServer, req: IncomingMessage, res: ServerResponse) {
-    track(req, res)
-    fastifyHandler.call(this, req, res)
   })
 }
 
