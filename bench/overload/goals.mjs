@@ -22,9 +22,8 @@
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { wholeArg } from '../lib/args.mjs'
-import { treeCpuSeconds } from '../lib/processes.mjs'
 import { openLoop } from '../lib/open-loop.mjs'
-import { port, url, urlAt, headers, warmUp, unloadedLevel, closedLoopCapacity, startSpindle } from './sequence.mjs'
+import { port, url, urlAt, headers, warmUp, unloadedLevel, closedLoopCapacity, startSpindle, withCores } from './sequence.mjs'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '4' }, duration: { type: 'string', default: '5' }, 'max-drift': { type: 'string', default: '10' } } })
 const runs = wholeArg(values, 'runs', 1)
@@ -36,16 +35,6 @@ const offUrl = urlAt(offPort)
 /** ms between a capacity reading and the level after it (see the head). */
 const SETTLE_MS = 1000
 const ms = (x) => (Number.isFinite(x) ? Math.round(x) : '-')
-/** What `fn` returns, with the cores the server's process tree and this process (the load generator) used meanwhile. */
-async function withCores (server, fn) {
-  const cpu = treeCpuSeconds(server.pid)
-  const own = process.cpuUsage()
-  const t0 = performance.now()
-  const value = await fn()
-  const seconds = (performance.now() - t0) / 1000
-  const mine = process.cpuUsage(own)
-  return { value, server: (treeCpuSeconds(server.pid) - cpu) / seconds, generator: (mine.user + mine.system) / 1e6 / seconds }
-}
 const drift = (a, b) => Math.round((100 * Math.abs(b - a)) / a)
 // Each goal, the levels it needs judged, and in how many runs it was met.
 const goals = [

@@ -10,9 +10,8 @@
 import { benchArgs, wholeArg } from '../lib/args.mjs'
 import { closedLoop } from '../lib/closed-loop.mjs'
 import { openLoop } from '../lib/open-loop.mjs'
-import { treeCpuSeconds } from '../lib/processes.mjs'
 import { median } from '../lib/stats.mjs'
-import { headers, startSpindle, url, warmUp } from './sequence.mjs'
+import { headers, startSpindle, url, warmUp, withCores } from './sequence.mjs'
 
 const { values } = benchArgs({ options: { rounds: { type: 'string', default: '3' }, duration: { type: 'string', default: '5' } } })
 const rounds = wholeArg(values, 'rounds', 1)
@@ -20,10 +19,9 @@ const duration = wholeArg(values, 'duration', 2)
 
 /** Pages a second, CPU ms per page, cores and 503s of one level; `run` resolves to { pages, status503 }. */
 async function level (server, run) {
-  const cpu = treeCpuSeconds(server.pid)
-  const { pages, status503 } = await run()
-  const seconds = treeCpuSeconds(server.pid) - cpu
-  return { rate: pages / duration, msPerPage: (seconds * 1000) / pages, cores: seconds / duration, status503 }
+  const { value: { pages, status503 }, server: cores, seconds } = await withCores(server, run)
+  // The server's CPU over the level: its cores times the level's own length.
+  return { rate: pages / duration, msPerPage: (cores * seconds * 1000) / pages, cores: (cores * seconds) / duration, status503 }
 }
 
 const show = (l) => `${l.rate.toFixed(0)}/s, ${l.msPerPage.toFixed(1)} ms a page, ${l.cores.toFixed(2)} cores, ${l.status503} 503s`

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { closedLoop } from '../lib/closed-loop.mjs'
 import { openLoop } from '../lib/open-loop.mjs'
-import { startServer } from '../lib/processes.mjs'
+import { startServer, treeCpuSeconds } from '../lib/processes.mjs'
 
 export const port = 3190
 /** The page under load on the server listening on `p`. */
@@ -65,4 +65,18 @@ export function startSpindle ({ p = port, shedding = 'on', shedOptions, serveOpt
     readyUrl: urlAt(p),
     headers,
   })
+}
+
+/**
+ * What `fn` returns, with the cores the server's process tree and this process (the load
+ * generator) used meanwhile, and how many seconds it took.
+ */
+export async function withCores (server, fn) {
+  const cpu = treeCpuSeconds(server.pid)
+  const own = process.cpuUsage()
+  const t0 = performance.now()
+  const value = await fn()
+  const seconds = (performance.now() - t0) / 1000
+  const mine = process.cpuUsage(own)
+  return { value, seconds, server: (treeCpuSeconds(server.pid) - cpu) / seconds, generator: (mine.user + mine.system) / 1e6 / seconds }
 }
