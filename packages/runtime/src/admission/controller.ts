@@ -30,8 +30,12 @@
 //   soon, the rest gets a fast 503, and the renders that waited longest are cut first. The
 //   state holds while, over the last slot or two of the window, more arrives than the thread
 //   can do at its pace.
-// - recovering: arrivals fell back within capacity while a queue from the overload drains;
-//   the bound stays `target` until the queue is empty, then normal.
+// - recovering: arrivals fell back within capacity. The bound stays `target` until the queue
+//   from the overload has drained and the arrivals of the whole window (the last `budget`
+//   ms) fit the thread's pace, then normal. An overload whose arrivals pause for a slot or
+//   two (a client or proxy that stalls, then sends what it owes at once) so finds the bound
+//   still tight: back in normal, its catch-up would be queued up to the budget, and cut
+//   again once the overload showed, each 503 after a long wait.
 // A retry storm (clients that ask again the moment a 503 arrives) is a special case of
 // shedding: the clients' number, not their rate, bounds the work, so shedding them only buys
 // more 503s. The bound goes back to `budget`, and the host holds the 503s of immediate
@@ -390,12 +394,15 @@ export class AdmissionController {
     let retries = 0
     // All arrivals over this slot and the one before: whether an overload goes on.
     let lately = 0
+    // All arrivals over the window: whether a recovery is over.
+    let all = 0
     for (let k = 0; k < SLOTS; k++) {
       const i = (id - k) % SLOTS
       if (this.#ids[i] !== id - k) continue
       arrivals += this.#arrivals[i]!
       rejects += this.#rejects[i]!
       retries += this.#retries[i]!
+      all += this.#all[i]!
       if (k < 2) lately += this.#all[i]!
     }
     const climb = this.#drain > 0 && arrivals >= MIN_ARRIVALS && arrivals * this.#drain > OVERLOAD * this.#budget &&
@@ -413,11 +420,12 @@ export class AdmissionController {
         this.#become(overloaded && queued > 0 ? 'shedding' : queued > 0 ? 'queueing' : 'normal')
         break
       case 'shedding':
-        if (!goesOn) this.#become(queued > 0 ? 'recovering' : 'normal')
+        if (!goesOn) this.#become('recovering')
         break
       case 'recovering':
         if (overloaded) this.#become('shedding')
-        else if (queued === 0) this.#become('normal')
+        // The window's arrivals fit its span at the pace (see the file's head).
+        else if (queued === 0 && all * this.#pace <= now - (id - SLOTS + 1) * this.#slotMs) this.#become('normal')
         break
     }
   }

@@ -290,6 +290,23 @@ describe('admission controller (fake clock)', () => {
     expect(w.controller.storm).toBe(false)
   })
 
+  it('a 3x overload whose arrivals stall for 200 ms and then come at once (a client that was descheduled): the thread stays tight, no 503 waits', () => {
+    const w = new SimWorker(S)
+    w.run(2000, steady(0.5 * CAPACITY))
+    w.run(3000, steady(3 * CAPACITY))
+    expect(w.controller.state).toBe('shedding')
+    w.run(200)
+    const resumed = w.now
+    // The 200 ms of requests the client owed, sent in one go, then 3x again.
+    for (let i = 0; i < 0.2 * 3 * CAPACITY; i++) w.arrive()
+    w.run(2000, steady(3 * CAPACITY))
+    const shed = w.shed(resumed)
+    expect(shed.length).toBeGreaterThan(0)
+    expect(Math.max(...shed.map((o) => o.decidedAt! - o.arrived))).toBeLessThan(4 * S)
+    const served = w.served(resumed)
+    expect(percentile(served.map((o) => o.endedAt! - o.arrived), 0.99)).toBeLessThan(4 * S)
+  })
+
   it('an immediate-retry storm: the bound returns to the budget, throughput stays at capacity', () => {
     const w = new SimWorker(S)
     w.run(1000, steady(0.3 * CAPACITY))
