@@ -59,7 +59,9 @@ for (let i = 1; i <= runs; i++) {
       const unloaded = await openLoop({ url, rate: Math.max(1, Math.round(first * unloadedLevel)), duration, headers })
       const before = await closedLoopCapacity(0, duration, offUrl)
       await sleep(SETTLE_MS)
-      const near = await openLoop({ url, rate: Math.round(before * 0.8), duration, headers })
+      // Why 0.8x shed what it shed (X-Spindle-Shed): a queue past the budget, or an overload seen.
+      const nearReasons = {}
+      const near = await openLoop({ url, rate: Math.round(before * 0.8), duration, headers, record: (r) => { if (r.status === 503) nearReasons[r.shed] = (nearReasons[r.shed] ?? 0) + 1 } })
       const betweenUse = await withCores(off, () => closedLoopCapacity(0, duration, offUrl))
       const between = betweenUse.value
       await sleep(SETTLE_MS)
@@ -69,16 +71,17 @@ for (let i = 1; i <= runs; i++) {
       const after = afterUse.value
       const cores = (use) => `${use.server.toFixed(2)} / ${use.generator.toFixed(2)}`
       result = {
-        before, between, after, unloaded, near, over, overCapacity: (between + after) / 2,
+        before, between, after, unloaded, near, nearReasons, over, overCapacity: (between + after) / 2,
         cores: `cores used by server / generator: 3x ${cores(overUse)}, capacity readings ${cores(betweenUse)} and ${cores(afterUse)}`,
       }
     } finally { await on.stop() }
   } finally { await off.stop() }
-  const { before, between, after, unloaded, near, over, overCapacity, cores } = result
+  const { before, between, after, unloaded, near, nearReasons, over, overCapacity, cores } = result
+  const reasons = Object.entries(nearReasons).map(([why, n]) => `${why || '?'} ${n}`).join(', ')
   const fair = { near: drift(before, between) <= maxDrift, over: drift(between, after) <= maxDrift }
   const judgedNote = (level, a, b) => `${fair[level] ? '' : 'not judged, '}drift ${drift(a, b)} %`
   console.log(`run ${i}: capacity ${before} / ${between} / ${after} req/s` +
-    ` | 0.8x (${judgedNote('near', before, between)}): ${near.status503} of ${near.sent} shed, 2xx p99 ${ms(near.latency2xx.p99)} ms, timeouts ${near.timeouts}` +
+    ` | 0.8x (${judgedNote('near', before, between)}): ${near.status503} of ${near.sent} shed${reasons ? ` (${reasons})` : ''}, 2xx p99 ${ms(near.latency2xx.p99)} ms, timeouts ${near.timeouts}` +
     ` | 3x (${judgedNote('over', between, after)}): goodput ${Math.round(over.goodput)}/s (${Math.round((100 * over.goodput) / overCapacity)} %), 2xx p99 ${ms(over.latency2xx.p99)} ms` +
     ` (unloaded ${ms(unloaded.latency2xx.p99)}), 503 p99 ${ms(over.latency503.p99)} ms, timeouts ${over.timeouts}, connections ${over.connections}\n  ${cores}`)
   let all = true
