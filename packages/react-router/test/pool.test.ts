@@ -5,7 +5,7 @@ import { connect } from 'node:net'
 import { Readable } from 'node:stream'
 import v8 from 'node:v8'
 import vm from 'node:vm'
-import { threadId } from 'node:worker_threads'
+import { threadId, Worker } from 'node:worker_threads'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { chromium } from 'playwright-core'
 import { request } from 'undici'
@@ -78,6 +78,18 @@ describe('reactRouterAdapter with threads: pages render in pool threads', () => 
     const threads = await Promise.all(Array.from({ length: 6 }, async () => JSON.parse((await get(twoUrl + '/probe')).body).thread as number))
     expect(new Set(threads).size).toBe(2)
     expect(threads).not.toContain(threadId)
+  })
+
+  it("gives its pool threads a young generation of 96 MB (V8's own where that is smaller), not V8's up to 192 MB", async () => {
+    const own = await new Promise<number>((resolve, reject) => {
+      const probe = new Worker("require('node:worker_threads').parentPort.postMessage(require('node:worker_threads').resourceLimits.maxYoungGenerationSizeMb)", { eval: true })
+      probe.once('message', (mb: number) => { resolve(mb); void probe.terminate() })
+      probe.once('error', reject)
+    })
+    expect(own).toBeGreaterThan(0)
+    const nap = JSON.parse((await get(oneUrl + '/nap?ms=1')).body) as { thread: number, young: number }
+    expect(nap.thread).not.toBe(threadId)
+    expect(nap.young).toBe(Math.min(96, own))
   })
 
   it('streams: the first bytes arrive before the deferred part is rendered', async () => {

@@ -7,6 +7,7 @@ import { optionChecker } from '@spindle/options'
 import { serveSchema } from './option-schema.ts'
 import { resolveMode, type Mode, type ModeOption } from './mode.ts'
 import { silentLogger, type SupervisorLogger } from './logger.ts'
+import { DEFAULT_YOUNG_GENERATION_MB } from './v8-young.ts'
 import { resolveSheddingOptions, type LoadSheddingOptions, type ResolvedSheddingOptions } from './shed-options.ts'
 
 /** A handler on the control server (main thread). It must never block. */
@@ -191,13 +192,7 @@ export interface ResolvedOptions {
   readonly cache: Readonly<{ url: string, source: string, options: Readonly<Record<string, unknown>> }> | undefined
 }
 
-/**
- * Minor GCs of V8's own young generation (192 MB) stopped a rendering worker for 45-60 ms;
- * at 48 MB they take 10-25 ms and, run more often, cost the same total time. 96 MB (32 MB
- * semi-spaces) gave 2 workers 3-9 % more throughput than 48 on the Next.js and React Router
- * examples at 0.75x node:cluster's memory (docs/overload.md#garbage-collection-pauses).
- */
-export const DEFAULT_YOUNG_GENERATION_MB = 96
+export { DEFAULT_YOUNG_GENERATION_MB } from './v8-young.ts'
 
 const checkServeOptions = optionChecker(serveSchema, fail, { URL })
 

@@ -3,6 +3,16 @@
 // process from a throwaway worker rather than assumed.
 import { Worker } from 'node:worker_threads'
 
+/**
+ * The young-generation size Spindle gives a rendering thread (a runtime worker, a pool
+ * thread), in MB, where V8's own is larger. Minor GCs of V8's own young generation (192 MB)
+ * stopped a rendering worker for 45-60 ms; at 48 MB they take 10-25 ms and, run more often,
+ * cost the same total time. 96 MB (32 MB semi-spaces) gave 2 workers 3-9 % more throughput
+ * than 48 on the Next.js and React Router examples at 0.75x node:cluster's memory
+ * (docs/overload.md#garbage-collection-pauses).
+ */
+export const DEFAULT_YOUNG_GENERATION_MB = 96
+
 const PROBE = "const t = require('node:worker_threads'); t.parentPort.postMessage(t.resourceLimits.maxYoungGenerationSizeMb)"
 
 let probe: Promise<number | undefined> | undefined

@@ -22,6 +22,7 @@ import { HangWatch } from './hang-watch.ts'
 import { countRenderPool } from './presence.ts'
 import { isThreadReady, type PoolThreadData, type RequestHead } from './protocol.ts'
 import { LONG_LIVED } from '../admission/controller.ts'
+import { DEFAULT_YOUNG_GENERATION_MB, workerYoungGenerationMb } from '../v8-young.ts'
 
 /** ms between checks of the threads' idle time while requests wait and every slot is taken. */
 const POLL = 10
@@ -262,11 +263,15 @@ function runtimeSheddingOff (): boolean {
 
 /**
  * Inside a runtime worker, pool threads get its young-generation size (`youngGenerationMb`,
- * 96 MB by default): left to V8 a thread gets up to 192 MB, whose minor collections stop a
- * render for 45-60 ms and hold more memory (docs/overload.md#garbage-collection-pauses).
+ * 96 MB by default); in a server's main thread (the adapters' `threads` option), the same
+ * default, or V8's own where that is smaller. Left to V8 a thread gets up to 192 MB, whose
+ * minor collections stop a render for 45-60 ms and hold more memory
+ * (docs/overload.md#garbage-collection-pauses).
  */
-function youngGeneration (): { resourceLimits?: { maxYoungGenerationSizeMb: number } } {
-  const young = isMainThread ? 0 : resourceLimits.maxYoungGenerationSizeMb ?? 0
+async function youngGeneration (): Promise<{ resourceLimits?: { maxYoungGenerationSizeMb: number } }> {
+  const young = isMainThread
+    ? Math.min(DEFAULT_YOUNG_GENERATION_MB, await workerYoungGenerationMb() ?? DEFAULT_YOUNG_GENERATION_MB)
+    : resourceLimits.maxYoungGenerationSizeMb ?? 0
   return young > 0 ? { resourceLimits: { maxYoungGenerationSizeMb: young } } : {}
 }
 
@@ -283,7 +288,7 @@ async function startPiscina (o: RenderPoolOptions): Promise<Piscina> {
     concurrentTasksPerWorker: Math.max(o.concurrency, TASKS_PER_THREAD_CAP),
     atomics: 'disabled',
     workerData,
-    ...youngGeneration(),
+    ...await youngGeneration(),
   })
   let ready = 0
   try {
