@@ -1,6 +1,7 @@
-// The young-generation size V8 gives a worker thread started without resource limits. It
-// depends on the machine (V8 sizes the heap from the memory it sees), so it is read once per
-// process from a throwaway worker rather than assumed.
+// The young generation of rendering threads: Spindle's default size, and the size V8 gives a
+// worker thread started without resource limits, which caps it. V8's depends on the machine
+// (it sizes the heap from the memory it sees), so it is read once per process from a
+// throwaway worker rather than assumed.
 import { Worker } from 'node:worker_threads'
 
 /**
