@@ -18,8 +18,10 @@
 //     reconnecting) is over within a span or two, three when a starved client spreads it:
 //     what follows comes at the pace of the answers. A steep step (2.5 times the pace or
 //     more in each of three spans in a row) is seen a span sooner. A step to 3x is seen
-//     about 150 ms after it begins, and the renders queued until then are cut oldest
-//     first, so no 503 of the onset waits much longer than that. The queue's growth says
+//     about 150 ms after it begins (later where the thread gets less of a core than its
+//     pace implies, so that 3x of what it serves is less than 3x its pace:
+//     docs/overload.md#when-a-step-is-seen-late), and the renders queued until then are
+//     cut oldest first, so no 503 of the onset waits much longer than that. The queue's growth says
 //     it too: in each of three spans in a row more renders were let in (paced requests
 //     included) than ended, by 1.5 times the pace over the three. Clients that wait for
 //     their answers cannot make it grow, so this rule needs no arrival left out.
