@@ -34,7 +34,7 @@ try {
       const slowSentBy250 = {}
       for (const r of slow) { const bin = Math.floor(r.at / 250) * 250; slowSentBy250[bin] = (slowSentBy250[bin] ?? 0) + 1 }
       console.log(`run ${run}: capacity ${capacity} req/s | 3x: goodput ${Math.round(over.goodput)}/s (${Math.round((100 * over.goodput) / capacity)} %), ` +
-        `2xx p99 ${ms(over.latency2xx.p99)} ms, 503 p99 ${ms(over.latency503.p99)} ms, 503s ${shed.length}, timeouts ${over.timeouts} | ` +
+        `2xx p99 ${ms(over.latency2xx.p99)} ms, 503 p99 ${ms(over.latency503.p99)} ms, 503s ${shed.length}, timeouts ${over.timeouts}, generator loop delay p99 ${ms(over.generatorLagP99)} ms | ` +
         `first 503 answered at ${ms(answeredAt[0])} ms; ${slow.length} 503s took 80 ms or more (sent in 250 ms bins: ${JSON.stringify(slowSentBy250)}; ` +
         `answered ${ms(Math.min(...slow.map((r) => r.at + r.ms)))}–${ms(Math.max(...slow.map((r) => r.at + r.ms)))} ms)`)
       await sleep(3000)
