@@ -307,6 +307,22 @@ describe('admission controller (fake clock)', () => {
     expect(percentile(served.map((o) => o.endedAt! - o.arrived), 0.99)).toBeLessThan(4 * S)
   })
 
+  it('after a 3x overload stops at once, the bound stays tight while the window still holds it, and the thread is normal within the budget', () => {
+    const w = new SimWorker(S)
+    w.run(2000, steady(0.5 * CAPACITY))
+    w.run(3000, steady(3 * CAPACITY))
+    expect(w.controller.state).toBe('shedding')
+    const stopped = w.now
+    w.run(300)
+    expect(w.controller.stateNow(0)).toBe('recovering')
+    // A burst now finds the tight bound: what cannot start within `target` is shed at once.
+    const burst = Array.from({ length: 20 }, () => w.arrive())
+    expect(burst.filter((o) => o.verdict === 'overload').length).toBeGreaterThan(10)
+    expect(burst.every((o) => o.verdict !== 'overload' || o.decidedAt === o.arrived)).toBe(true)
+    w.run(1000 - (w.now - stopped))
+    expect(w.controller.stateNow(0)).toBe('normal')
+  })
+
   it('an immediate-retry storm: the bound returns to the budget, throughput stays at capacity', () => {
     const w = new SimWorker(S)
     w.run(1000, steady(0.3 * CAPACITY))
