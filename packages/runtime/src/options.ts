@@ -7,7 +7,7 @@ import { optionChecker } from '@spindle/options'
 import { serveSchema } from './option-schema.ts'
 import { resolveMode, type Mode, type ModeOption } from './mode.ts'
 import { silentLogger, type SupervisorLogger } from './logger.ts'
-import { DEFAULT_YOUNG_GENERATION_MB } from './v8-young.ts'
+import { defaultYoungGenerationMb } from './v8-young.ts'
 import { resolveSheddingOptions, type LoadSheddingOptions, type ResolvedSheddingOptions } from './shed-options.ts'
 
 /** A handler on the control server (main thread). It must never block. */
@@ -192,8 +192,6 @@ export interface ResolvedOptions {
   readonly cache: Readonly<{ url: string, source: string, options: Readonly<Record<string, unknown>> }> | undefined
 }
 
-export { DEFAULT_YOUNG_GENERATION_MB } from './v8-young.ts'
-
 const checkServeOptions = optionChecker(serveSchema, fail, { URL })
 
 /** `cache.url`, else SPINDLE_CACHE_URL; the URL itself is checked by @spindle/cache when the fleet starts. */
@@ -237,7 +235,7 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
   const { mode, reason: modeReason } = resolveMode(input.mode)
   const workers = mode === 'pool' ? 1 : threads
   const controlPort = input.controlPort ?? 9091
-  const youngGenerationMb = input.youngGenerationMb ?? Math.min(DEFAULT_YOUNG_GENERATION_MB, v8YoungGenerationMb ?? DEFAULT_YOUNG_GENERATION_MB)
+  const youngGenerationMb = input.youngGenerationMb ?? defaultYoungGenerationMb(v8YoungGenerationMb)
 
   const minReadyWorkers = input.minReadyWorkers ?? Math.ceil(workers / 2)
   if (minReadyWorkers > workers) {

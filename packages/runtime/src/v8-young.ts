@@ -14,6 +14,11 @@ import { Worker } from 'node:worker_threads'
  */
 export const DEFAULT_YOUNG_GENERATION_MB = 96
 
+/** DEFAULT_YOUNG_GENERATION_MB, or V8's own size `v8Mb` where that is smaller. */
+export function defaultYoungGenerationMb (v8Mb: number | undefined): number {
+  return Math.min(DEFAULT_YOUNG_GENERATION_MB, v8Mb ?? DEFAULT_YOUNG_GENERATION_MB)
+}
+
 const PROBE = "const t = require('node:worker_threads'); t.parentPort.postMessage(t.resourceLimits.maxYoungGenerationSizeMb)"
 
 let probe: Promise<number | undefined> | undefined

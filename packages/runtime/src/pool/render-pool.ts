@@ -22,7 +22,7 @@ import { HangWatch } from './hang-watch.ts'
 import { countRenderPool } from './presence.ts'
 import { isThreadReady, type PoolThreadData, type RequestHead } from './protocol.ts'
 import { LONG_LIVED } from '../admission/controller.ts'
-import { DEFAULT_YOUNG_GENERATION_MB, workerYoungGenerationMb } from '../v8-young.ts'
+import { defaultYoungGenerationMb, workerYoungGenerationMb } from '../v8-young.ts'
 
 /** ms between checks of the threads' idle time while requests wait and every slot is taken. */
 const POLL = 10
@@ -270,7 +270,7 @@ function runtimeSheddingOff (): boolean {
  */
 async function youngGeneration (): Promise<{ resourceLimits?: { maxYoungGenerationSizeMb: number } }> {
   const young = isMainThread
-    ? Math.min(DEFAULT_YOUNG_GENERATION_MB, await workerYoungGenerationMb() ?? DEFAULT_YOUNG_GENERATION_MB)
+    ? defaultYoungGenerationMb(await workerYoungGenerationMb())
     : resourceLimits.maxYoungGenerationSizeMb ?? 0
   return young > 0 ? { resourceLimits: { maxYoungGenerationSizeMb: young } } : {}
 }
