@@ -30,7 +30,7 @@ export interface NextAdapterOptions {
   threadConcurrency?: number
   /** ms a request may wait for a free pool slot before it is answered 503. Default 1000. */
   maxBacklog?: number
-  /** ms a pool thread may stay fully busy before it is ended and replaced; 0 = never. Default 10000. */
+  /** ms a pool thread's event loop may go without turning (an endless loop in a render) before the thread is ended and replaced; 0 = never. Default 10000. */
   hangTimeout?: number
   /**
    * The host name Next puts in the URLs it builds (`request.url` in route handlers and

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import inject, { type Response as InjectResponse } from 'light-my-request'
-import { headOf, TaskChannel, signalReady, threadOptions, type PoolTask, type TaskResult } from '@spindle/runtime/pool-thread'
+import { headOf, loopTurn, TaskChannel, signalReady, threadOptions, type PoolTask, type TaskResult } from '@spindle/runtime/pool-thread'
 import { setNextPort } from './listen-port.ts'
 import { loadNext } from './load-next.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
@@ -50,6 +50,7 @@ function followBoundPort (): void {
 }
 
 export default async function serve (task: PoolTask): Promise<TaskResult> {
+  await loopTurn()
   followBoundPort()
   const channel = new TaskChannel(task)
   const { head } = channel

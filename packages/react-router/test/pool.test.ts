@@ -210,6 +210,31 @@ describe('reactRouterAdapter with threads: the connection', () => {
 })
 
 describe('reactRouterAdapter with threads: failures', () => {
+  it('a thread kept fully busy by renders for longer than hangTimeout turns its loop and is not ended', async () => {
+    const before = JSON.parse((await get(oneUrl + '/probe')).body).thread as number
+    // 8 clients that ask again at once for 20 ms of CPU each keep the one thread's slots and
+    // queue full for 2.5 hangTimeouts: its event loop never idles, yet it must not be taken
+    // for stuck, and its timers must still fire between renders.
+    const until = Date.now() + 2500
+    const statuses = new Map<number, number>()
+    const timers: number[] = []
+    await Promise.all(Array.from({ length: 8 }, async (_, i) => {
+      while (Date.now() < until) {
+        // One client's loader first waits for a 1 ms timer.
+        const res = await get(oneUrl + (i === 0 ? '/spin?ms=20&timer=1' : '/spin?ms=20'))
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+        if (res.status === 200 && i === 0) timers.push(JSON.parse(res.body).timerLag as number)
+      }
+    }))
+    expect(statuses.get(502)).toBeUndefined()
+    expect(statuses.get(200)).toBeGreaterThan(50)
+    expect(JSON.parse((await get(oneUrl + '/probe')).body).thread).toBe(before)
+    // The 1 ms timer fires within a few renders (4 slots of 20 ms), not once the load
+    // stops: the thread's loop turns between renders.
+    expect(timers.length).toBeGreaterThan(5)
+    expect(Math.max(...timers)).toBeLessThan(250)
+  })
+
   it('a thread stuck in a loop is ended: its request gets 502, a new thread serves the next', async () => {
     const stuck = await get(oneUrl + '/hang')
     expect(stuck.status).toBe(502)

@@ -11,7 +11,7 @@ export const poolOptionProperties: Readonly<Record<string, OptionSchema>> = {
   hangTimeout: { type: 'integer', minimum: 0, expected: 'an integer from 0 (ms; 0 = never)' },
 }
 
-/** Renders one pool thread runs at once; ms a request may wait for a slot; ms a thread may stay fully busy. */
+/** Renders one pool thread runs at once; ms a request may wait for a slot; ms a thread's event loop may go without turning. */
 export const POOL_DEFAULTS = Object.freeze({ threadConcurrency: 4, maxBacklog: 1000, hangTimeout: 10_000 })
 
 /** The pool size `spindle start --mode pool` gives its one worker (SPINDLE_POOL_THREADS), else 0. */

@@ -1,35 +1,56 @@
-// Finds a pool thread whose event loop has been fully busy for too long (an endless loop in
-// a render): its utilization, read from the main thread, stays at ~1 while a healthy busy
-// thread still idles between renders. Such a thread is reported once; the pool ends it.
-import type { Worker } from 'node:worker_threads'
-import type { EventLoopUtilization } from 'node:perf_hooks'
+// Finds a pool thread whose event loop has stopped turning (an endless loop in a render):
+// each thread's loop adds 1 to its heartbeat every BEAT_INTERVAL ms, and this watch, in the
+// main thread, reads the counters without the threads' help. A thread that no beat left for
+// `timeout` ms is reported once; the pool ends it.
+//
+// Utilization cannot tell the two apart: a thread kept fully busy by a queue of renders has
+// an event loop that never idles (utilization ~1 for as long as the load lasts), yet it turns
+// between renders, and its timers, the heartbeat among them, still fire.
+import type { ThreadReady } from './protocol.ts'
+import { BEAT_INTERVAL } from './protocol.ts'
 
-/** Utilization over one check interval at or above which a thread counts as stuck. */
-const STUCK_ELU = 0.99
+interface Beat {
+  readonly counter: Int32Array
+  /** The counter when it last changed, and when (Date.now()) that was seen. */
+  last: number
+  since: number
+}
 
 export class HangWatch {
-  readonly #timer: NodeJS.Timeout
-  readonly #last = new Map<Worker, { elu: EventLoopUtilization, since: number | undefined }>()
+  readonly #timeout: number
+  readonly #beats = new Map<number, Beat>()
+  #timer: NodeJS.Timeout | undefined
 
-  constructor (threads: () => readonly Worker[], timeout: number, onHang: (thread: Worker) => void) {
-    const interval = Math.max(50, Math.min(1000, timeout / 4))
+  /** `timeout`: ms without a beat after which a thread counts as stuck. */
+  constructor (timeout: number) {
+    this.#timeout = timeout
+  }
+
+  /** Watches the thread that sent `ready` from now on. */
+  track (ready: ThreadReady): void {
+    this.#beats.set(ready.threadId, { counter: ready.beat, last: Atomics.load(ready.beat, 0), since: Date.now() })
+  }
+
+  /**
+   * Checks the counters every quarter timeout (at least every BEAT_INTERVAL, at most every
+   * second) and calls `onHang` with the id of a thread whose loop stopped. A thread that
+   * ended also stops beating: `onHang` gets its id too and must ignore a thread it no
+   * longer has.
+   */
+  start (onHang: (threadId: number) => void): void {
+    const interval = Math.max(BEAT_INTERVAL, Math.min(1000, this.#timeout / 4))
     this.#timer = setInterval(() => {
       const now = Date.now()
-      const seen = new Set<Worker>()
-      for (const thread of threads()) {
-        seen.add(thread)
-        const elu = thread.performance.eventLoopUtilization()
-        const prev = this.#last.get(thread)
-        if (!prev) { this.#last.set(thread, { elu, since: undefined }); continue }
-        const busy = thread.performance.eventLoopUtilization(elu, prev.elu).utilization >= STUCK_ELU
-        const since = busy ? prev.since ?? now : undefined
-        this.#last.set(thread, { elu, since })
-        if (since !== undefined && now - since >= timeout) {
-          this.#last.delete(thread)
-          onHang(thread)
+      for (const [threadId, beat] of this.#beats) {
+        const count = Atomics.load(beat.counter, 0)
+        if (count !== beat.last) {
+          beat.last = count
+          beat.since = now
+        } else if (now - beat.since >= this.#timeout) {
+          this.#beats.delete(threadId)
+          onHang(threadId)
         }
       }
-      for (const thread of this.#last.keys()) if (!seen.has(thread)) this.#last.delete(thread)
     }, interval)
     this.#timer.unref()
   }

@@ -75,9 +75,15 @@ export type FromThread =
  */
 export type TaskResult = FromThread | undefined
 
+/** ms between a pool thread's heartbeats: a timer, so it fires only while the thread's event loop turns. */
+export const BEAT_INTERVAL = 50
+
 /** Posted once on the thread's parentPort when the framework handler is loaded (piscina relays it as the pool's 'message'). */
 export interface ThreadReady {
   readonly spindlePool: 'ready'
+  readonly threadId: number
+  /** One counter on a SharedArrayBuffer that the thread adds 1 to every BEAT_INTERVAL ms; the main thread only reads it. */
+  readonly beat: Int32Array
 }
 
 /** workerData of a pool thread. `shared` has the same shape as a runtime worker's, so getSharedStore() works there too. */

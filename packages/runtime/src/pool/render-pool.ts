@@ -50,7 +50,7 @@ export interface RenderPoolOptions {
   shared: Record<string, unknown>
   /** ms a request may wait for a slot (the admission budget). */
   maxBacklog: number
-  /** ms a thread may stay fully busy (event-loop utilization ≥ 0.99) before it is ended and replaced; 0 = never. */
+  /** ms a thread's event loop may go without turning (its heartbeat stopped) before it is ended and replaced; 0 = never. */
   hangTimeout: number
   /** ms the threads have to load the framework. */
   startTimeout: number
@@ -84,25 +84,28 @@ export class RenderPool {
   /** Each thread's event-loop utilization when the current poll began. */
   #pollElu = new Map<Worker, EventLoopUtilization>()
 
-  private constructor (o: RenderPoolOptions, pool: Piscina) {
+  private constructor (o: RenderPoolOptions, pool: Piscina, hangs: HangWatch | undefined) {
     this.#o = o
     this.#pool = pool
     this.#capacity = o.threads * o.concurrency
     this.#admission = runtimeSheddingOff() ? undefined : new AdmissionGate(o.maxBacklog, () => this.#queue.length)
     this.#watch(pool)
-    this.#hangs = o.hangTimeout > 0
-      ? new HangWatch(() => this.#pool.threads, o.hangTimeout, (thread) => {
-        o.log.error({ threadId: thread.threadId }, 'render pool thread stuck for %d ms: ending it; its requests fail with 502', o.hangTimeout)
-        void thread.terminate()
-      })
-      : undefined
+    this.#hangs = hangs
+    hangs?.start((threadId) => {
+      const thread = this.#pool.threads.find((t) => t.threadId === threadId)
+      if (!thread) return
+      o.log.error({ threadId }, 'render pool thread stuck for %d ms: ending it; its requests fail with 502', o.hangTimeout)
+      void thread.terminate()
+    })
   }
 
   /** Starts the threads and resolves when every one has loaded its framework. */
   static async start (o: RenderPoolOptions): Promise<RenderPool> {
-    const pool = await startPiscina(o)
+    // Watches each thread from its ready signal on, a replacement's too.
+    const hangs = o.hangTimeout > 0 ? new HangWatch(o.hangTimeout) : undefined
+    const pool = await startPiscina(o, hangs)
     countRenderPool(1)
-    return new RenderPool(o, pool)
+    return new RenderPool(o, pool, hangs)
   }
 
   get threads (): number { return this.#pool.threads.length }
@@ -223,7 +226,7 @@ export class RenderPool {
       setTimeout(() => {
         if (this.#closing || this.#pool !== pool || pool.threads.length >= this.#o.threads) return
         this.#o.log.warn('render pool has %d of %d threads: starting a new pool', pool.threads.length, this.#o.threads)
-        startPiscina(this.#o).then((fresh) => {
+        startPiscina(this.#o, this.#hangs).then((fresh) => {
           if (this.#closing) { void fresh.close({ force: true }); return }
           this.#pool = fresh
           this.#watch(fresh)
@@ -275,7 +278,8 @@ async function youngGeneration (): Promise<{ resourceLimits?: { maxYoungGenerati
   return young > 0 ? { resourceLimits: { maxYoungGenerationSizeMb: young } } : {}
 }
 
-async function startPiscina (o: RenderPoolOptions): Promise<Piscina> {
+/** Starts the threads and resolves when every one has loaded its framework; each ready signal, later ones too, goes to `hangs`. */
+async function startPiscina (o: RenderPoolOptions, hangs: HangWatch | undefined): Promise<Piscina> {
   const workerData: PoolThreadData = { kind: 'spindle-pool-thread', shared: o.shared, options: o.options }
   // atomics 'disabled': in piscina's default mode an idle thread blocks in Atomics.wait and
   // its event loop freezes, so chunks a render streams after an await never leave.
@@ -290,6 +294,7 @@ async function startPiscina (o: RenderPoolOptions): Promise<Piscina> {
     workerData,
     ...await youngGeneration(),
   })
+  if (hangs) pool.on('message', (message: unknown) => { if (isThreadReady(message)) hangs.track(message) })
   let ready = 0
   try {
     await new Promise<void>((resolve, reject) => {

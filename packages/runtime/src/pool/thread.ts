@@ -3,8 +3,8 @@
 // byte (or the client's abort), so piscina's count of running tasks is the count of live
 // requests.
 import { STATUS_CODES } from 'node:http'
-import { parentPort, workerData } from 'node:worker_threads'
-import type { PoolTask, PoolThreadData, ResponseHead, TaskResult, ThreadReady } from './protocol.ts'
+import { parentPort, threadId, workerData } from 'node:worker_threads'
+import { BEAT_INTERVAL, type PoolTask, type PoolThreadData, type ResponseHead, type TaskResult, type ThreadReady } from './protocol.ts'
 import { TaskChannel } from './task-channel.ts'
 import { headersLikeNode } from './node-headers.ts'
 import { warmTickQueue } from '../tick-warmup.ts'
@@ -20,9 +20,28 @@ export function threadOptions<T extends Record<string, unknown>> (): T {
   return (workerData as PoolThreadData).options as T
 }
 
-/** Tells the main thread this thread has loaded its framework and takes requests (once nextTick is warm). */
+/**
+ * Tells the main thread this thread has loaded its framework and takes requests (once
+ * nextTick is warm), and starts the heartbeat the main thread's hang watch reads.
+ */
 export function signalReady (): void {
-  void ticksWarmed.then(() => parentPort?.postMessage({ spindlePool: 'ready' } satisfies ThreadReady))
+  void ticksWarmed.then(() => {
+    const beat = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
+    setInterval(() => { Atomics.add(beat, 0, 1) }, BEAT_INTERVAL).unref()
+    parentPort?.postMessage({ spindlePool: 'ready', threadId, beat } satisfies ThreadReady)
+  })
+}
+
+/**
+ * Resolves in the check phase of this turn of the thread's event loop. A pool entry awaits
+ * it before it renders: Node runs up to 1,000 messages of one port in a row, so a thread
+ * that rendered each task inside its message would, while tasks keep coming, not turn its
+ * loop for as long as the load lasts. Its timers, the I/O a loader awaits (a fetch), the
+ * chunks of a streamed page and the heartbeat would all wait. Deferred, the messages that
+ * are there are taken at once, and the renders run once the loop has polled.
+ */
+export function loopTurn (): Promise<void> {
+  return new Promise((resolve) => { setImmediate(resolve) })
 }
 
 /** The request of `task` as a Web Request (its headers as Node gives them), its body streamed and its signal tied to the client. */
@@ -38,6 +57,7 @@ export function toRequest (channel: TaskChannel): Request {
 
 /** Runs one task through a Web handler and streams its Response back. */
 export async function serveWebTask (task: PoolTask, handle: (request: Request) => Promise<Response>): Promise<TaskResult> {
+  await loopTurn()
   const channel = new TaskChannel(task)
   let response: Response
   try {
