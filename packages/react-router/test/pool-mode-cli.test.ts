@@ -106,6 +106,18 @@ describe('spindle start --mode pool', () => {
     expect(statuses.filter((s) => s !== 200)).toEqual([])
   })
 
+  it("warms every thread of the replacement's pool, not only the first one the least-busy dispatch picks", async () => {
+    expect(err).toMatch(/replacement warmed up before taking traffic.*requests=40\b/)
+    // Renders at once land on both threads (least busy first): each did its share of the 20
+    // warm-up renders of /. Sent one after another, all 20 went to the first thread.
+    const warmups = new Map<number, number>()
+    for (let i = 0; i < 20 && warmups.size < 2; i++) {
+      for (const res of await Promise.all([1, 2, 3, 4].map(() => json(url + '/nap?ms=20')))) warmups.set(res.body.thread, res.body.warmups)
+    }
+    expect(warmups.size).toBe(2)
+    for (const count of warmups.values()) expect(count).toBeGreaterThanOrEqual(5)
+  })
+
   it('with --no-shedding the pool sheds nothing either: a burst far past maxBacklog is served in full', async () => {
     const loose = spawn(process.execPath, [CLI, 'start', APP, '--mode', 'pool', '-w', '1', '--no-shedding', '-p', '0', '-H', '127.0.0.1', '--no-control'], { stdio: ['ignore', 'pipe', 'ignore'] })
     let banner = ''

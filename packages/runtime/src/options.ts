@@ -116,9 +116,10 @@ export interface ServeOptions {
   metrics?: boolean
   /**
    * A worker started to replace another (rolling restart, crash, heap limit, stall) first
-   * sends `requests` requests through the app for each of `paths`, one after another, until
-   * done or `timeout` ms passed, and only then listens: its JIT and the framework's caches
-   * are warm when traffic comes, and the old worker serves meanwhile. The requests carry
+   * sends `requests` requests through the app for each of `paths`, one after another (one
+   * per render pool thread at once where the app renders in a pool), until done or
+   * `timeout` ms passed, and only then listens: its JIT and the framework's caches are warm
+   * when traffic comes, and the old worker serves meanwhile. The requests carry
    * `x-spindle-warmup: 1` and `cache-control: no-cache`; their answers are discarded. false
    * turns it off. Default `{ paths: ['/'], requests: 20, timeout: 5000 }`.
    */

@@ -1,7 +1,7 @@
 // What a render pool and the load-shedding plugin know of each other, through globals keyed
 // by Symbol.for so that two copies of this package in one app still agree.
 //
-// - Whether a render pool runs in this thread. While one runs, the pool's own admission
+// - Whether a render pool runs in this thread, and with how many threads. While one runs, the pool's own admission
 //   (from its exact queue of free slots) decides for the renders it serves, and the thread's
 //   render queue, built for renders that run on this event loop two at a time, must not hold
 //   them back a second time.
@@ -16,14 +16,19 @@ const kPools = Symbol.for('spindle.renderPools')
 const kReporter = Symbol.for('spindle.poolShedReporter')
 const holder = globalThis as { [kPools]?: number }
 
-/** Counts a pool that starts (+1) or closes (-1) in this thread. */
-export function countRenderPool (delta: 1 | -1): void {
-  holder[kPools] = Math.max(0, (holder[kPools] ?? 0) + delta)
+/** Counts the threads of a pool that starts (+threads) or closes (-threads) in this thread. */
+export function countRenderPool (threads: number): void {
+  holder[kPools] = Math.max(0, (holder[kPools] ?? 0) + threads)
 }
 
 /** Whether any render pool runs in this thread. */
 export function renderPoolRunning (): boolean {
   return (holder[kPools] ?? 0) > 0
+}
+
+/** The threads of the render pools that run in this thread (0 without one). */
+export function renderPoolThreads (): number {
+  return holder[kPools] ?? 0
 }
 
 /** Why a pool refuses a render: the admission controller's verdicts. */

@@ -104,7 +104,7 @@ export class RenderPool {
     // Watches each thread from its ready signal on, a replacement's too.
     const hangs = o.hangTimeout > 0 ? new HangWatch(o.hangTimeout) : undefined
     const pool = await startPiscina(o, hangs)
-    countRenderPool(1)
+    countRenderPool(o.threads)
     return new RenderPool(o, pool, hangs)
   }
 
@@ -240,7 +240,7 @@ export class RenderPool {
   async close (timeout = 10_000): Promise<void> {
     if (this.#closing) return
     this.#closing = true
-    countRenderPool(-1)
+    countRenderPool(-this.#o.threads)
     this.#hangs?.stop()
     clearTimeout(this.#timer)
     this.#admission?.close()
