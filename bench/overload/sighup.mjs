@@ -1,14 +1,15 @@
 // A rolling restart under bursty load below capacity: what a routine deploy costs.
 //
 //   node bench/overload/sighup.mjs [--workload react-router|next] [--share 0.5] [--duration 20]
-//     [--connections 50] [--workers 2] [--rounds 1] [--capacity N]
+//     [--connections 50] [--workers 2] [--rounds 1] [--capacity N] [--config spindle|spindle-pool]
 //
 // Measures the closed-loop capacity of the example on a Spindle server with shedding off
 // (16 connections, unless --capacity gives it), then starts Spindle with its defaults
 // (shedding on) and sends autocannon's rate-limited load (`-R share x capacity`, which sends
 // each second's requests at once: bursts) for --duration seconds, with one SIGHUP (rolling
 // restart: every worker replaced in turn) at half time. Prints the answers by status, errors
-// and timeouts, and the 2xx latency percentiles.
+// and timeouts, and the 2xx latency percentiles. `--config spindle-pool` runs pool mode
+// (`--mode pool`: one Fastify worker, --workers pool threads) instead of reusePort mode.
 import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
 import { closedLoop } from '../lib/closed-loop.mjs'
@@ -26,8 +27,10 @@ const { values } = benchArgs({
     rounds: { type: 'string', default: '1' },
     capacity: { type: 'string' },
     port: { type: 'string', default: '3993' },
+    config: { type: 'string', default: 'spindle' },
   },
 })
+if (values.config !== 'spindle' && values.config !== 'spindle-pool') throw new Error(`--config must be spindle or spindle-pool, got ${JSON.stringify(values.config)}`)
 const port = Number(values.port)
 const workers = Number(values.workers)
 const duration = Number(values.duration)
@@ -38,7 +41,7 @@ if (missing) throw new Error(missing)
 const url = `http://127.0.0.1:${port}${wl.path}`
 
 async function start (shedding) {
-  const spec = wl.launch('spindle', { workers, port })
+  const spec = wl.launch(values.config, { workers, port })
   spec.args = spec.args.filter((a) => a !== '--no-shedding' && a !== '--no-control')
   if (!shedding) spec.args.push('--no-shedding')
   // The control port is not needed; a free one keeps runs from clashing.
@@ -58,7 +61,7 @@ if (capacity === undefined) {
   }
 }
 const rate = Math.round(Number(values.share) * capacity)
-process.stdout.write(`${wl.title}: capacity ${Math.round(capacity)} req/s (closed loop, 16 connections, shedding off); load ${rate} req/s (autocannon -R ${rate} -c ${values.connections}), ${duration} s, SIGHUP at ${duration / 2} s, ${workers} workers, shedding on\n\n`)
+process.stdout.write(`${wl.title}: capacity ${Math.round(capacity)} req/s (closed loop, 16 connections, shedding off); load ${rate} req/s (autocannon -R ${rate} -c ${values.connections}), ${duration} s, SIGHUP at ${duration / 2} s, ${workers} ${values.config === 'spindle' ? 'workers' : 'pool threads (pool mode)'}, shedding on\n\n`)
 process.stdout.write('| round | requests | 2xx | 503 | other non-2xx | errors | timeouts | 2xx p50 / p99 ms |\n|---|---|---|---|---|---|---|---|\n')
 
 for (let round = 1; round <= Number(values.rounds); round++) {

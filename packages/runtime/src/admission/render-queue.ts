@@ -16,7 +16,7 @@ import type { FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 import { type AdmissionController, type AdmissionState, LONG_LIVED } from './controller.ts'
-import { isPaced, isRetry, markAnswered, type ShedSocket } from './retry.ts'
+import { firstOnConnection, isPaced, isRetry, markAnswered, type ShedSocket } from './retry.ts'
 import { kStartedAt, type Stamped } from './stamps.ts'
 
 /**
@@ -64,10 +64,6 @@ const threadBusyMs: () => number = typeof process.threadCpuUsage === 'function'
  * are all this short is paced by the time between its ends instead.
  */
 const READ_BUSY_FROM_MS = 1
-
-/** Set on a socket once a render arrived on it: later ones are not its first. */
-const kSeen = Symbol('spindle.renderSeen')
-type RenderSocket = ShedSocket & { [kSeen]?: true }
 
 type Start = () => void
 interface Waiting { reply: FastifyReply, start: Start, arrived: number }
@@ -135,7 +131,7 @@ export class RenderQueue {
 
   /** A render shed before it reached the queue (pressure, its wait): counted toward a retry storm. */
   rejected (reply: FastifyReply, now: number): void {
-    this.#controller.rejected(now, isRetry(reply.raw.socket as RenderSocket | null, now))
+    this.#controller.rejected(now, isRetry(reply.raw.socket as ShedSocket | null, now))
     this.#controller.stateNow(this.queued)
     this.#noteState()
   }
@@ -146,10 +142,8 @@ export class RenderQueue {
    */
   admit (reply: FastifyReply, start: Start, arrived: number, now: number): 'backlog' | 'overload' | undefined {
     const c = this.#controller
-    const socket = reply.raw.socket as RenderSocket | null
-    const fresh = socket !== null && socket[kSeen] === undefined
-    if (fresh) socket[kSeen] = true
-    const verdict = c.arrive(now, this.queued, this.#running.size, this.#capacity(), fresh, isRetry(socket, now), isPaced(socket, now))
+    const socket = reply.raw.socket as ShedSocket | null
+    const verdict = c.arrive(now, this.queued, this.#running.size, this.#capacity(), firstOnConnection(socket), isRetry(socket, now), isPaced(socket, now))
     this.#noteState()
     const shed = this.#shed
     if (shed) {

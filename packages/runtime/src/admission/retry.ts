@@ -1,10 +1,12 @@
-// How a connection's requests follow its answers. An immediate retry is a request that
+// How a connection's requests follow its answers, and which is its first. An immediate retry is a request that
 // arrives on a connection right after that connection's 503: clients that do this (retrying
 // proxies, closed-loop load testers) make a retry storm (controller.ts). A paced request
 // arrives right after the connection's last answer of any kind: its client waited for it.
 // The load-shedding plugin marks each connection when its 503 goes out, the hosts of the
 // controller (the worker's render queue, the render pool) when a render's answer ends, and
-// every host asks here.
+// every host asks here. A connection's first render counts apart (controller.ts, `fresh`):
+// when a worker drains or is replaced, its clients move their connections, and each brings
+// a first request that is not new load.
 import type { Socket } from 'node:net'
 
 /** When the connection's last 503 went out (performance.now()). */
@@ -26,7 +28,17 @@ export const kAnsweredAt = Symbol('spindle.answeredAt')
  */
 export const PACED_WINDOW_MS = 150
 
-export type ShedSocket = Socket & { [kShedAt]?: number, [kAnsweredAt]?: number }
+/** Set on a connection once a render arrived on it: later ones are not its first. */
+const kSeen = Symbol('spindle.renderSeen')
+
+export type ShedSocket = Socket & { [kShedAt]?: number, [kAnsweredAt]?: number, [kSeen]?: true }
+
+/** Whether this render is the first on its connection; marks the connection, so it is true once. */
+export function firstOnConnection (socket: ShedSocket | null): boolean {
+  if (socket === null || socket[kSeen] !== undefined) return false
+  socket[kSeen] = true
+  return true
+}
 
 /** Marks the connection's 503 as sent at `now`. */
 export function markShed (socket: ShedSocket | null, now: number): void {

@@ -8,7 +8,7 @@
 // through the app's error handler).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AdmissionController, type AdmissionState, type AdmissionVerdict } from '../admission/controller.ts'
-import { isPaced, isRetry, markShed, type ShedSocket } from '../admission/retry.ts'
+import { firstOnConnection, isPaced, isRetry, markShed, type ShedSocket } from '../admission/retry.ts'
 import { kStartedAt, type Stamped } from '../admission/stamps.ts'
 import { SPINDLE_RUNTIME_POOL_OVERLOADED } from '../errors.ts'
 import { poolShedReporter, type PoolShedReason, type PoolShedReporter } from './presence.ts'
@@ -50,7 +50,7 @@ export class AdmissionGate {
     this.#reporter = poolShedReporter(request.server) ?? this.#reporter
     const socket = request.raw.socket as ShedSocket | null
     this.#controller.restarting = this.#reporter?.restarting() ?? false
-    const verdict = this.#controller.arrive(now, queued, busy, capacity, false, isRetry(socket, now), isPaced(socket, now))
+    const verdict = this.#controller.arrive(now, queued, busy, capacity, firstOnConnection(socket), isRetry(socket, now), isPaced(socket, now))
     this.#note()
     return verdict
   }
