@@ -121,7 +121,9 @@ export interface ServeOptions {
    * `timeout` ms passed, and only then listens: its JIT and the framework's caches are warm
    * when traffic comes, and the old worker serves meanwhile. The requests carry
    * `x-spindle-warmup: 1` and `cache-control: no-cache`; their answers are discarded. false
-   * turns it off. Default `{ paths: ['/'], requests: 20, timeout: 5000 }`.
+   * turns it off. Default `{ paths: ['/'], requests: 20, timeout: 5000 }`; in pool mode, where
+   * the replacement takes all the traffic at once, without `requests` it goes on until each
+   * pool thread has rendered 100 times.
    */
   warmup?: WarmupOptions | false
   /**
@@ -149,7 +151,10 @@ export interface ResolvedWarmup {
   readonly paths: readonly string[]
   /** Whether the pages the app's adapters announce (addWarmupPaths) join `paths`: `paths` was not given. */
   readonly appPaths: boolean
+  /** Rounds of requests over `paths`. */
   readonly requests: number
+  /** Renders each pool thread does at least (more rounds where needed); 0: `requests` rounds. */
+  readonly perThread: number
   readonly timeout: number
 }
 
@@ -204,12 +209,26 @@ function resolveCache (input: ServeOptions['cache']): ResolvedOptions['cache'] {
   return undefined
 }
 
-function resolveWarmup (input: WarmupOptions | false | undefined): ResolvedWarmup | false {
+/**
+ * In pool mode, unless `warmup.requests` is given, the warm-up goes round the paths until
+ * each pool thread has rendered this many times (at least the 20 rounds of the default). A
+ * replacement there is the only worker and takes every connection at once: after 20 renders
+ * a pool thread still rendered the React Router example's page (one warm-up path) 2-5 times
+ * slower than when warm, the pool fell behind the next second's requests, and a rolling
+ * restart at half capacity shed 52 and 192 of about 3,650 requests in two of eight rounds of
+ * `bench/overload/sighup.mjs --config spindle-pool`; with 100 none in ten. Counted per
+ * thread, not per path: the Next.js example warms four pages, and 100 rounds of them took
+ * the whole 5 s timeout with both threads busy, starving the worker that still served.
+ */
+const POOL_WARM_RENDERS = 100
+
+function resolveWarmup (input: WarmupOptions | false | undefined, mode: Mode): ResolvedWarmup | false {
   if (input === false) return false
   return Object.freeze({
     paths: Object.freeze([...input?.paths ?? ['/']]),
     appPaths: input?.paths === undefined,
     requests: input?.requests ?? 20,
+    perThread: mode === 'pool' && input?.requests === undefined ? POOL_WARM_RENDERS : 0,
     timeout: input?.timeout ?? 5000,
   })
 }
@@ -289,7 +308,7 @@ export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: numbe
     shedding: input.shedding === false ? false : resolveSheddingOptions(input.shedding, 'shedding.'),
     // Without the control port nothing reads them: the workers keep none unless asked to.
     metrics: input.metrics ?? controlPort !== false,
-    warmup: resolveWarmup(input.warmup),
+    warmup: resolveWarmup(input.warmup, mode),
     cache: resolveCache(input.cache),
   })
 }

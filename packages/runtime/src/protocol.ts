@@ -60,7 +60,7 @@ export interface WorkerData {
   /** Whether the worker keeps request metrics (sent every METRICS_PUSH_MS, and when the supervisor asks with 'metrics'). */
   readonly metrics: boolean
   /** Requests to send through the app before listening (a worker that replaces another); false: none. */
-  readonly warmup: { readonly paths: readonly string[], readonly appPaths: boolean, readonly requests: number, readonly timeout: number } | false
+  readonly warmup: { readonly paths: readonly string[], readonly appPaths: boolean, readonly requests: number, readonly perThread: number, readonly timeout: number } | false
 }
 
 /** What a worker's warm-up did: requests sent, how many answered 5xx or failed, and how long it took. */

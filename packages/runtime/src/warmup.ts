@@ -10,11 +10,12 @@ import { renderPoolThreads } from './pool/presence.ts'
 type Warmup = Exclude<WorkerData['warmup'], false>
 
 /**
- * Sends the warm-up requests, `warmup.requests` rounds over the paths; never throws (a
- * failing page is the app's business). Where the app renders in a pool of threads
- * (pool/presence.ts), each request goes `threads` at once: the pool hands a request to the
- * least busy thread, the first when all idle, so one at a time would all have warmed that
- * one thread. Each thread then gets about `warmup.requests` of each path.
+ * Sends the warm-up requests, `warmup.requests` rounds over the paths (more where each pool
+ * thread must render `warmup.perThread` times); never throws (a failing page is the app's
+ * business). Where the app renders in a pool of threads (pool/presence.ts), each request goes
+ * `threads` at once: the pool hands a request to the least busy thread, the first when all
+ * idle, so one at a time would all have warmed that one thread. Each thread then gets about
+ * one of each.
  */
 export async function warmUp (app: FastifyInstance, warmup: Warmup): Promise<WarmupReport> {
   const started = performance.now()
@@ -35,8 +36,10 @@ export async function warmUp (app: FastifyInstance, warmup: Warmup): Promise<War
       failed++
     }
   }
-  const atOnce = Math.max(1, renderPoolThreads())
-  outer: for (let i = 0; i < warmup.requests; i++) {
+  const threads = renderPoolThreads()
+  const atOnce = Math.max(1, threads)
+  const rounds = threads > 0 ? Math.max(warmup.requests, Math.ceil(warmup.perThread / warmup.paths.length)) : warmup.requests
+  outer: for (let i = 0; i < rounds; i++) {
     for (const url of warmup.paths) {
       if (performance.now() >= deadline) break outer
       await Promise.all(Array.from({ length: atOnce }, () => send(url)))

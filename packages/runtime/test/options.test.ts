@@ -76,6 +76,13 @@ describe('serve() options', () => {
     expect(resolveOptions({ app, workers: 3, mode: 'pool' })).toMatchObject({ mode: 'pool', workers: 1, poolThreads: 3, minReadyWorkers: 1 })
   })
 
+  it('warms a replacement with 20 rounds of requests, in pool mode until each pool thread rendered 100 times unless requests is given', () => {
+    expect(resolveOptions({ app, mode: 'reusePort' }).warmup).toMatchObject({ paths: ['/'], requests: 20, perThread: 0, timeout: 5000 })
+    expect(resolveOptions({ app, mode: 'pool' }).warmup).toMatchObject({ paths: ['/'], requests: 20, perThread: 100, timeout: 5000 })
+    expect(resolveOptions({ app, mode: 'pool', warmup: { requests: 7 } }).warmup).toMatchObject({ requests: 7, perThread: 0 })
+    expect(resolveOptions({ app, mode: 'pool', warmup: false }).warmup).toBe(false)
+  })
+
   it('keeps request metrics by default only where the control port can serve them', () => {
     expect(resolveOptions({ app }).metrics).toBe(true)
     expect(resolveOptions({ app, controlPort: false }).metrics).toBe(false)
