@@ -1,10 +1,11 @@
 // What a render pool and the load-shedding plugin know of each other, through globals keyed
 // by Symbol.for so that two copies of this package in one app still agree.
 //
-// - Whether a render pool runs in this thread, and with how many threads. While one runs, the pool's own admission
-//   (from its exact queue of free slots) decides for the renders it serves, and the thread's
-//   render queue, built for renders that run on this event loop two at a time, must not hold
-//   them back a second time.
+// - Whether a render pool runs in this thread, and with how many threads. While one runs,
+//   the pool's own admission (from its exact queue of free slots) decides for the renders it
+//   serves, and the thread's render queue, built for renders that run on this event loop two
+//   at a time, must not hold them back a second time. The warm-up sends each of its requests
+//   once per pool thread (warmup.ts).
 // - The plugin's shed reporter, a decoration of the Fastify instance it is registered in: the
 //   pool answers the renders it refuses through it, so they are answered and counted exactly
 //   like the plugin's own, and its admission state reaches the worker's status block. Per
