@@ -75,14 +75,23 @@ export interface AdmissionParams {
   budget: number
   /** ms: the predicted wait an arrival may have while shedding ('overload'); 0 keeps `budget`. Default 10 (overloadBacklog). */
   target: number
+  /**
+   * Renders that end before the drain rate and the pace are measured (WARM_RENDERS); until
+   * then nothing is held back. Default 4, for a worker's thread. A render pool, whose slots
+   * (`threads × threadConcurrency`) all start cold at once, passes 4 per slot: with 4, a
+   * plain Fastify server with the Next.js example on 2 pool threads, loaded by 32 clients
+   * as it started, shed 3-107 requests in its first second in six of eight starts (the drain
+   * measured on its first, cold renders); with 32, none in eight.
+   */
+  warmRenders?: number
 }
 
 /**
- * Renders that end before the drain rate is measured: the first ones of a thread run cold
- * (the JIT, the framework's caches), often ten times slower, and would make every wait look
- * long. Until then nothing is held back.
+ * Renders that end before the drain rate is measured, by default (`warmRenders`): the first
+ * ones of a thread run cold (the JIT, the framework's caches), often ten times slower, and
+ * would make every wait look long. Until then nothing is held back.
  */
-const WARM_RENDERS = 4
+export const WARM_RENDERS = 4
 /** Weight of the newest sample in the moving average of ms per completion. */
 const NEW_WEIGHT = 0.2
 /** Slots of the demand window, which spans the budget. */
@@ -205,7 +214,9 @@ export class AdmissionController {
   #storm = false
   #restarting = false
   #running = 0
-  /** Mean ms between completions at the concurrency seen; 0 until WARM_RENDERS have ended. */
+  /** Renders that end before the drain and the pace are measured (warmRenders). */
+  readonly #warm: number
+  /** Mean ms between completions at the concurrency seen; 0 until `#warm` renders have ended. */
   #drain = 0
   /** Busy ms of the thread per render (see the file's head); 0 until measured. */
   #pace = 0
@@ -246,11 +257,13 @@ export class AdmissionController {
   constructor (params: AdmissionParams, clock: () => number = () => performance.now(), workClock?: () => number) {
     if (!(params.budget > 0)) throw new RangeError('budget must be above 0')
     if (!(params.target >= 0) || params.target >= params.budget) throw new RangeError('target must be from 0 to below budget')
+    if (params.warmRenders !== undefined && !(Number.isInteger(params.warmRenders) && params.warmRenders >= 0)) throw new RangeError('warmRenders must be a whole number from 0')
     this.#budget = params.budget
     this.#target = params.target > 0 ? params.target : params.budget
     this.#clock = clock
     this.#workClock = workClock
     this.#slotMs = params.budget / SLOTS
+    this.#warm = params.warmRenders ?? WARM_RENDERS
   }
 
   /** The state as of the last event. */
@@ -366,7 +379,7 @@ export class AdmissionController {
     const full = queued > 0 || this.#running >= 1
     const flatOut = this.#lastEndFull && full
     this.#lastEndFull = full
-    if (serviceMs < LONG_LIVED && ++this.#ended > WARM_RENDERS) {
+    if (serviceMs < LONG_LIVED && ++this.#ended > this.#warm) {
       this.#drain = this.#drain === 0 ? gap : this.#drain + NEW_WEIGHT * (gap - this.#drain)
       if (!Number.isNaN(busyMs)) {
         const i = this.#paceAt

@@ -7,7 +7,7 @@
 // SPINDLE_RUNTIME_POOL_OVERLOADED's JSON with the same headers, sent as is (not thrown
 // through the app's error handler).
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { AdmissionController, type AdmissionState, type AdmissionVerdict } from '../admission/controller.ts'
+import { AdmissionController, WARM_RENDERS, type AdmissionState, type AdmissionVerdict } from '../admission/controller.ts'
 import { firstOnConnection, isPaced, isRetry, markShed, type ShedSocket } from '../admission/retry.ts'
 import { kStartedAt, type Stamped } from '../admission/stamps.ts'
 import { SPINDLE_RUNTIME_POOL_OVERLOADED } from '../errors.ts'
@@ -38,9 +38,10 @@ export class AdmissionGate {
   #reported: AdmissionState = 'normal'
   #timer: NodeJS.Timeout | undefined
 
-  /** `budget`: maxBacklog in ms; `queued`: the pool's queue length now. */
-  constructor (budget: number, queued: () => number) {
-    this.#controller = new AdmissionController({ budget, target: Math.min(10, budget / 2) })
+  /** `budget`: maxBacklog in ms; `queued`: the pool's queue length now; `slots`: renders the pool runs at once. */
+  constructor (budget: number, queued: () => number, slots: number) {
+    // Every slot starts cold at once: WARM_RENDERS a slot before the drain is measured (controller.ts, warmRenders).
+    this.#controller = new AdmissionController({ budget, target: Math.min(10, budget / 2), warmRenders: WARM_RENDERS * slots })
     this.#queued = queued
     this.#settleMs = Math.max(10, budget / 4)
   }

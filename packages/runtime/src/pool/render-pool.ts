@@ -88,7 +88,7 @@ export class RenderPool {
     this.#o = o
     this.#pool = pool
     this.#capacity = o.threads * o.concurrency
-    this.#admission = runtimeSheddingOff() ? undefined : new AdmissionGate(o.maxBacklog, () => this.#queue.length)
+    this.#admission = runtimeSheddingOff() ? undefined : new AdmissionGate(o.maxBacklog, () => this.#queue.length, this.#capacity)
     this.#watch(pool)
     this.#hangs = hangs
     hangs?.start((threadId) => {

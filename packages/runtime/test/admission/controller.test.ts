@@ -33,6 +33,34 @@ describe('admission controller (fake clock)', () => {
     expect(b.visited()).not.toContain('shedding')
   })
 
+  it('warmRenders: nothing is measured from the cold renders a host names, so a burst just after them is queued, not shed', () => {
+    // The first 20 renders take ten times as long (a thread's JIT and caches are cold); then
+    // a burst of 100 comes at once: 500 ms of warm work, within the 1000 ms budget (the few
+    // renders after the 20th that are cold too make it a little more).
+    const scenario = (params?: { budget: number, target: number, warmRenders: number }) => {
+      let renders = 0
+      const w = new SimWorker(() => (++renders <= 20 ? 10 * S : S), params)
+      // 15 a second, each on its own: 20-22 renders, fewer than 32.
+      w.run(1450, steady(15))
+      expect(renders).toBeGreaterThanOrEqual(20)
+      expect(renders).toBeLessThan(32)
+      let burst = true
+      w.run(2000, () => { if (!burst) return 0; burst = false; return 100 })
+      return w
+    }
+    // With the default 4, the drain is measured on the cold renders: the burst looks like 5 s of work.
+    expect(scenario().shed().length).toBeGreaterThan(0)
+    // A host whose first 20 renders are cold says so: the burst is queued and served in time.
+    const warm = scenario({ budget: 1000, target: 10, warmRenders: 32 })
+    expect(warm.shed()).toHaveLength(0)
+    expect(Math.max(...warm.served().map((o) => o.endedAt! - o.arrived))).toBeLessThan(1000)
+  })
+
+  it('refuses a warmRenders that is not a whole number from 0', () => {
+    expect(() => new AdmissionController({ budget: 1000, target: 10, warmRenders: -1 })).toThrow(RangeError)
+    expect(() => new AdmissionController({ budget: 1000, target: 10, warmRenders: 1.5 })).toThrow(RangeError)
+  })
+
   it('a rate-limited client at half capacity (autocannon -R): each connection sends its second\'s quota back to back from the top of the second; nothing is shed', () => {
     const w = new SimWorker(S)
     w.run(1000, steady(0.3 * CAPACITY))
