@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import inject, { type Response as InjectResponse } from 'light-my-request'
-import { headOf, loopTurn, TaskChannel, signalReady, threadOptions, type PoolTask, type TaskResult } from '@spindle/runtime/pool-thread'
+import { headOf, poolTask, TaskChannel, signalReady, threadOptions, type PoolTask, type TaskResult } from '@spindle/runtime/pool-thread'
 import { setNextPort } from './listen-port.ts'
 import { loadNext } from './load-next.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
@@ -49,8 +49,7 @@ function followBoundPort (): void {
   }
 }
 
-export default async function serve (task: PoolTask): Promise<TaskResult> {
-  await loopTurn()
+async function serve (task: PoolTask): Promise<TaskResult> {
   followBoundPort()
   const channel = new TaskChannel(task)
   const { head } = channel
@@ -111,3 +110,5 @@ export default async function serve (task: PoolTask): Promise<TaskResult> {
     channel.signal.removeEventListener('abort', stop)
   }
 }
+
+export default poolTask(serve)

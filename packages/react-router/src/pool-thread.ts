@@ -2,7 +2,7 @@
 // React Router's Web handler.
 import { pathToFileURL } from 'node:url'
 import { createRequestHandler, type ServerBuild } from 'react-router'
-import { serveWebTask, signalReady, threadOptions, type PoolTask, type TaskResult } from '@spindle/runtime/pool-thread'
+import { poolTask, serveWebTask, signalReady, threadOptions } from '@spindle/runtime/pool-thread'
 import { SPINDLE_REACT_ROUTER_BUILD_INVALID } from './errors.ts'
 
 const { build: path, mode } = threadOptions<{ build: string, mode: 'production' | 'development' }>()
@@ -13,6 +13,4 @@ if (!build || typeof build !== 'object' || !build.routes || !build.entry) {
 const handle = createRequestHandler(build, mode)
 signalReady()
 
-export default function serve (task: PoolTask): Promise<TaskResult> {
-  return serveWebTask(task, (request) => handle(request))
-}
+export default poolTask((task) => serveWebTask(task, (request) => handle(request)))

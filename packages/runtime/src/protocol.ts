@@ -2,6 +2,7 @@
 // receives in workerData, the messages both sides send, and the layout of the small
 // shared-memory block the supervisor reads without the worker's event loop.
 import type { ResolvedSheddingOptions } from './shed-options.ts'
+import type { ResolvedWarmup } from './options.ts'
 
 /** Int32 slots of a worker's status block (one SharedArrayBuffer per worker). */
 export const STATUS_HEARTBEAT = 0 // incremented by the worker's event loop every HEARTBEAT_INTERVAL ms
@@ -60,7 +61,7 @@ export interface WorkerData {
   /** Whether the worker keeps request metrics (sent every METRICS_PUSH_MS, and when the supervisor asks with 'metrics'). */
   readonly metrics: boolean
   /** Requests to send through the app before listening (a worker that replaces another); false: none. */
-  readonly warmup: { readonly paths: readonly string[], readonly appPaths: boolean, readonly requests: number, readonly perThread: number, readonly timeout: number } | false
+  readonly warmup: ResolvedWarmup | false
 }
 
 /** What a worker's warm-up did: requests sent, how many answered 5xx or failed, and how long it took. */

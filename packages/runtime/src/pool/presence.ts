@@ -24,7 +24,7 @@ export function countRenderPool (threads: number): void {
 
 /** Whether any render pool runs in this thread. */
 export function renderPoolRunning (): boolean {
-  return (holder[kPools] ?? 0) > 0
+  return renderPoolThreads() > 0
 }
 
 /** The threads of the render pools that run in this thread (0 without one). */

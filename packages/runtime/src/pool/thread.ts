@@ -33,15 +33,19 @@ export function signalReady (): void {
 }
 
 /**
- * Resolves in the check phase of this turn of the thread's event loop. A pool entry awaits
- * it before it renders: Node runs up to 1,000 messages of one port in a row, so a thread
- * that rendered each task inside its message would, while tasks keep coming, not turn its
- * loop for as long as the load lasts. Its timers, the I/O a loader awaits (a fetch), the
- * chunks of a streamed page and the heartbeat would all wait. Deferred, the messages that
- * are there are taken at once, and the renders run once the loop has polled.
+ * A framework's pool entry: its default export, the piscina task, is `poolTask(serve)`.
+ * Each task starts in the check phase of the thread's event loop, not inside the message
+ * that brought it: Node runs up to 1,000 messages of one port in a row, so a thread that
+ * rendered each task inside its message would, while tasks keep coming, not turn its loop
+ * for as long as the load lasts. Its timers, the I/O a loader awaits (a fetch), the chunks
+ * of a streamed page and the heartbeat would all wait. Deferred, the messages that are there
+ * are taken at once, and the renders run once the loop has polled.
  */
-export function loopTurn (): Promise<void> {
-  return new Promise((resolve) => { setImmediate(resolve) })
+export function poolTask (serve: (task: PoolTask) => Promise<TaskResult>): (task: PoolTask) => Promise<TaskResult> {
+  return async (task) => {
+    await new Promise((resolve) => { setImmediate(resolve) })
+    return await serve(task)
+  }
 }
 
 /** The request of `task` as a Web Request (its headers as Node gives them), its body streamed and its signal tied to the client. */
@@ -57,7 +61,6 @@ export function toRequest (channel: TaskChannel): Request {
 
 /** Runs one task through a Web handler and streams its Response back. */
 export async function serveWebTask (task: PoolTask, handle: (request: Request) => Promise<Response>): Promise<TaskResult> {
-  await loopTurn()
   const channel = new TaskChannel(task)
   let response: Response
   try {
