@@ -1,7 +1,9 @@
 // Where a configuration's CPU goes, thread by thread, at capacity: starts it, runs the
 // closed loop, and reads every thread's CPU time (/proc/<pid>/task/*/stat, Linux) over the
 // measured window, grouped by the thread's name. For pool mode it answers what share of the
-// CPU the Fastify thread (the one that owns the port) takes beside the render threads.
+// CPU the Fastify thread (the one that owns the port) takes beside the render threads. User
+// and system time are shown apart: system time is mostly the sockets (on 127.0.0.1 a write
+// also runs the receiving side of TCP).
 //
 //   node bench/thread-cpu.mjs [--workload react-router] [--config spindle-pool] [--workers 2] [--duration 10] [--warmup 5]
 import { readFileSync, readdirSync } from 'node:fs'
@@ -36,7 +38,7 @@ function threads (pid) {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      out.set(tid, { name, cpu: (Number(fields[11]) + Number(fields[12])) / TICK })
+      out.set(tid, { name, user: Number(fields[11]) / TICK, system: Number(fields[12]) / TICK })
     } catch { /* the thread ended */ }
   }
   return out
@@ -53,15 +55,18 @@ try {
   const after = threads(server.pid)
   const byName = new Map()
   for (const [tid, t] of after) {
-    const used = t.cpu - (before.get(tid)?.cpu ?? 0)
-    byName.set(t.name, (byName.get(t.name) ?? 0) + used)
+    const was = before.get(tid) ?? { user: 0, system: 0 }
+    const sum = byName.get(t.name) ?? { user: 0, system: 0 }
+    byName.set(t.name, { user: sum.user + t.user - was.user, system: sum.system + t.system - was.system })
   }
   const seconds = Number(values.duration)
-  const total = [...byName.values()].reduce((a, b) => a + b, 0)
+  const total = [...byName.values()].reduce((a, b) => a + b.user + b.system, 0)
   console.log(`${values.workload} / ${values.config}, ${values.workers} threads: ${result.rps.toFixed(0)} req/s, ${(total / seconds).toFixed(2)} cores in all`)
-  for (const [name, cpu] of [...byName].sort((a, b) => b[1] - a[1])) {
+  const perRequest = (seconds) => (1e6 * seconds / result.ok).toFixed(0)
+  for (const [name, { user, system }] of [...byName].sort((a, b) => (b[1].user + b[1].system) - (a[1].user + a[1].system))) {
+    const cpu = user + system
     if (cpu / seconds < 0.005) continue
-    console.log(`  ${name.padEnd(18)} ${(cpu / seconds).toFixed(2)} cores  ${(100 * cpu / total).toFixed(0)} %  ${(1e6 * cpu / result.ok).toFixed(0)} µs/request`)
+    console.log(`  ${name.padEnd(18)} ${(cpu / seconds).toFixed(2)} cores  ${(100 * cpu / total).toFixed(0)} %  ${perRequest(cpu)} µs/request (user ${perRequest(user)}, system ${perRequest(system)})`)
   }
 } finally {
   await server.stop()

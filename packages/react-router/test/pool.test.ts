@@ -23,6 +23,8 @@ let two: FastifyInstance
 let one: FastifyInstance
 let twoUrl: string
 let oneUrl: string
+/** Bodies an onSend hook of `two` kept (requests with x-keep). */
+const kept: Buffer[] = []
 
 async function listen (fastify: FastifyInstance): Promise<string> {
   await fastify.listen({ port: 0, host: '127.0.0.1' })
@@ -38,6 +40,7 @@ beforeAll(async () => {
   two.addHook('preHandler', async (_req, reply) => { reply.header('x-pre-handler', 'main') })
   // A page whole before any of it left the pool thread comes as a Buffer, a streamed one as a Readable.
   two.addHook('onSend', async (req, reply, payload) => {
+    if (req.headers['x-keep'] && Buffer.isBuffer(payload)) kept.push(payload)
     if (req.url !== '/about') return payload
     let html = ''
     if (Buffer.isBuffer(payload)) html = payload.toString()
@@ -112,6 +115,13 @@ describe('reactRouterAdapter with threads: pages render in pool threads', () => 
     expect(page.headers['x-pre-handler']).toBe('main')
     expect(page.body).toContain('about loader data')
     expect(page.body.endsWith('<!-- seen by onSend -->')).toBe(true)
+  })
+
+  it('leaves a body an onSend hook kept whole after its response ended (only bodies no hook sees are freed early)', async () => {
+    const pages = await Promise.all([1, 2, 3].map(() => get(twoUrl + '/', { headers: { 'x-keep': '1' } })))
+    await sleep(50)
+    expect(kept.map((b) => b.toString())).toEqual(pages.map((p) => p.body))
+    expect(pages[0]!.body).toContain('</html>')
   })
 
   it('answers HTTP cache hits in the main thread, the route not run again', async () => {

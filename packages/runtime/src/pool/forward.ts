@@ -8,6 +8,7 @@ import type { Piscina } from 'piscina'
 import { SPINDLE_RUNTIME_POOL_THREAD_FAILED } from '../errors.ts'
 import { deserializeError } from '../protocol.ts'
 import { CHUNK_BYTES, WINDOW, type FromThread, type PoolTask, type RequestHead, type ResponseHead, type TaskResult, type ToThread } from './protocol.ts'
+import { bodyIsPrivate, releaseWhenWritten } from './release.ts'
 
 /** How a forwarded request ended, for the pool's accounting and logs. */
 export type ForwardOutcome = 'ok' | 'aborted' | 'crashed'
@@ -21,11 +22,14 @@ const CREDIT_BATCH = WINDOW / 2
 /** The response body as it arrives; credits go back as the client's socket takes the chunks. */
 class ThreadResponse extends Readable {
   readonly #port: MessagePort
+  /** Where the chunks' buffers are collected to be freed once written (release.ts), if they may be. */
+  readonly #owned: ArrayBuffer[] | undefined
   #owed = 0
 
-  constructor (port: MessagePort) {
+  constructor (port: MessagePort, owned: ArrayBuffer[] | undefined) {
     super({ highWaterMark: CHUNK_BYTES })
     this.#port = port
+    this.#owned = owned
   }
 
   override _read (): void {
@@ -34,6 +38,7 @@ class ThreadResponse extends Readable {
 
   /** A chunk arrived; `last`: the thread sends no more, so no credit is owed for it. */
   add (b: ArrayBuffer, last: boolean): void {
+    this.#owned?.push(b)
     const room = this.push(Buffer.from(b))
     if (last) { this.push(null); return }
     this.#owed++
@@ -106,15 +111,18 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
     switch (message.t) {
       case 'head': {
         applyHead(reply, message.head)
+        const owned: ArrayBuffer[] | undefined = bodyIsPrivate(request) ? [] : undefined
+        if (owned) releaseWhenWritten(reply, owned)
         if (message.end && message.b && !reply.hasHeader('transfer-encoding')) {
           // Whole already (a page rendered in one turn): sent as one buffer, with a
           // Content-Length and without a stream to pipe.
           finish()
+          owned?.push(message.b)
           reply.send(Buffer.from(message.b))
           resolveReplied()
           break
         }
-        response = new ThreadResponse(port)
+        response = new ThreadResponse(port, owned)
         if (message.b) response.add(message.b, message.end === true)
         else if (message.end) response.push(null)
         if (message.end) finish()
