@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { request } from 'undici'
+import { httpCache } from '@spindle/cache'
 import { bodyIsPrivate, releaseWhenWritten } from '../src/pool/release.ts'
 
 const PAGE = 'x'.repeat(45_000)
@@ -9,16 +10,16 @@ let app: FastifyInstance | undefined
 afterEach(async () => { await app?.close(); app = undefined })
 
 /** A server whose `/page` sends a fresh ArrayBuffer's bytes, freeing them once written when no onSend hook can see them. */
-async function serve (setup: (fastify: FastifyInstance) => void): Promise<{ url: string, sent: Array<{ buffer: ArrayBuffer, private: boolean }> }> {
+async function serve (setup: (fastify: FastifyInstance) => void | Promise<void>): Promise<{ url: string, sent: Array<{ buffer: ArrayBuffer, private: boolean }> }> {
   const sent: Array<{ buffer: ArrayBuffer, private: boolean }> = []
   app = Fastify({ logger: false })
-  setup(app)
+  await setup(app)
   app.get('/page', async (req, reply) => {
     const buffer = new TextEncoder().encode(PAGE).buffer
     const own = bodyIsPrivate(req)
     sent.push({ buffer, private: own })
     if (own) releaseWhenWritten(reply, [buffer])
-    return reply.type('text/html').send(Buffer.from(buffer))
+    return reply.type('text/html').header('cache-control', req.headers['x-cacheable'] ? 'public, max-age=60' : 'no-store').send(Buffer.from(buffer))
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
   return { url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}/page`, sent }
@@ -56,5 +57,21 @@ describe('pool response buffers freed once written', () => {
     expect(await (await request(routeHook.url)).body.text()).toBe(PAGE)
     expect(routeHook.sent[0]!.private).toBe(false)
     expect(routeHook.sent[0]!.buffer.detached).toBe(false)
+  })
+
+  it('frees the body under the HTTP cache, which copies what it stores as the response is written', async () => {
+    const { url, sent } = await serve(async (fastify) => {
+      await fastify.register(httpCache, { storeOptions: { maxBytes: 4 * 1024 * 1024 } })
+    })
+    const first = await request(url, { headers: { 'x-cacheable': '1' } })
+    expect(await first.body.text()).toBe(PAGE)
+    expect(first.headers['x-cache']).toBe('MISS')
+    expect(sent[0]!.private).toBe(true)
+    expect(sent[0]!.buffer.detached).toBe(true)
+    // The stored copy is whole: the hit is answered from it, the route not run again.
+    const hit = await request(url, { headers: { 'x-cacheable': '1' } })
+    expect(hit.headers['x-cache']).toBe('HIT')
+    expect(await hit.body.text()).toBe(PAGE)
+    expect(sent).toHaveLength(1)
   })
 })

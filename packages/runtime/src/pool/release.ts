@@ -14,7 +14,10 @@
 // may keep it (a cache, a logger); a detached buffer would read as empty there. Fastify does
 // not expose a route's hooks, so they are read from its route context, found once by its
 // symbol's description; where that is not found (another Fastify major), nothing is freed
-// early and the collector frees the bodies as before.
+// early and the collector frees the bodies as before. Code that watches the raw response
+// instead (@spindle/cache's httpCache, which copies each chunk as it is written; a logger's
+// 'finish' listener added in onRequest) has had its turn: the buffers are detached by a
+// 'finish' listener added when the response's head arrives, after theirs.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 let contextKey: symbol | null | undefined
