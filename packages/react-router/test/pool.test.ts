@@ -77,8 +77,9 @@ describe('reactRouterAdapter with threads: pages render in pool threads', () => 
     expect(action.body).toContain('form<!-- -->:<!-- -->grace')
     const cookies = await get(twoUrl + '/cookies')
     expect(cookies.headers['set-cookie']).toEqual(['a=1; Path=/', 'b=2; Path=/; HttpOnly'])
-    // Concurrent requests spread over both threads (least busy first); none runs here.
-    const threads = await Promise.all(Array.from({ length: 6 }, async () => JSON.parse((await get(twoUrl + '/probe')).body).thread as number))
+    // Concurrent requests spread over both threads (least busy first); none runs here. Each
+    // holds its slot 100 ms, so they overlap however slowly the client sends them.
+    const threads = await Promise.all(Array.from({ length: 6 }, async () => JSON.parse((await get(twoUrl + '/nap?ms=100')).body).thread as number))
     expect(new Set(threads).size).toBe(2)
     expect(threads).not.toContain(threadId)
   })
