@@ -62,7 +62,7 @@ try {
   const seconds = Number(values.duration)
   const total = [...byName.values()].reduce((a, b) => a + b.user + b.system, 0)
   console.log(`${values.workload} / ${values.config}, ${values.workers} threads: ${result.rps.toFixed(0)} req/s, ${(total / seconds).toFixed(2)} cores in all`)
-  const perRequest = (seconds) => (1e6 * seconds / result.ok).toFixed(0)
+  const perRequest = (cpuSeconds) => (1e6 * cpuSeconds / result.ok).toFixed(0)
   for (const [name, { user, system }] of [...byName].sort((a, b) => (b[1].user + b[1].system) - (a[1].user + a[1].system))) {
     const cpu = user + system
     if (cpu / seconds < 0.005) continue
