@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { request } from 'undici'
 import { httpCache } from '@spindle/cache'
-import { bodyIsPrivate, releaseWhenWritten } from '../src/pool/release.ts'
+import { buffersFreedWhenWritten } from '../src/pool/release.ts'
 
 const PAGE = 'x'.repeat(45_000)
 
@@ -16,9 +16,9 @@ async function serve (setup: (fastify: FastifyInstance) => void | Promise<void>)
   await setup(app)
   app.get('/page', async (req, reply) => {
     const buffer = new TextEncoder().encode(PAGE).buffer
-    const own = bodyIsPrivate(req)
-    sent.push({ buffer, private: own })
-    if (own) releaseWhenWritten(reply, [buffer])
+    const owned = buffersFreedWhenWritten(req, reply)
+    owned?.push(buffer)
+    sent.push({ buffer, private: owned !== undefined })
     return reply.type('text/html').header('cache-control', req.headers['x-cacheable'] ? 'public, max-age=60' : 'no-store').send(Buffer.from(buffer))
   })
   await app.listen({ port: 0, host: '127.0.0.1' })

@@ -8,7 +8,7 @@ import type { Piscina } from 'piscina'
 import { SPINDLE_RUNTIME_POOL_THREAD_FAILED } from '../errors.ts'
 import { deserializeError } from '../protocol.ts'
 import { CHUNK_BYTES, WINDOW, type FromThread, type PoolTask, type RequestHead, type ResponseHead, type TaskResult, type ToThread } from './protocol.ts'
-import { bodyIsPrivate, releaseWhenWritten } from './release.ts'
+import { buffersFreedWhenWritten } from './release.ts'
 
 /** How a forwarded request ended, for the pool's accounting and logs. */
 export type ForwardOutcome = 'ok' | 'aborted' | 'crashed'
@@ -111,8 +111,7 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
     switch (message.t) {
       case 'head': {
         applyHead(reply, message.head)
-        const owned: ArrayBuffer[] | undefined = bodyIsPrivate(request) ? [] : undefined
-        if (owned) releaseWhenWritten(reply, owned)
+        const owned = buffersFreedWhenWritten(request, reply)
         if (message.end && message.b && !reply.hasHeader('transfer-encoding')) {
           // Whole already (a page rendered in one turn): sent as one buffer, with a
           // Content-Length and without a stream to pipe.

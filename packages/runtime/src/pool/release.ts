@@ -23,7 +23,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 let contextKey: symbol | null | undefined
 
 /** Whether no `onSend` hook will see the payload of `request`'s reply. */
-export function bodyIsPrivate (request: FastifyRequest): boolean {
+function bodyIsPrivate (request: FastifyRequest): boolean {
   if (contextKey === undefined) {
     contextKey = Object.getOwnPropertySymbols(request).find((s) => s.description === 'fastify.context') ?? null
   }
@@ -32,9 +32,16 @@ export function bodyIsPrivate (request: FastifyRequest): boolean {
   return context !== undefined && 'onSend' in context && context.onSend === null
 }
 
-/** Detaches `buffers` once the reply's last byte was handed to the socket ('finish'); not if the client left first. */
-export function releaseWhenWritten (reply: FastifyReply, buffers: ArrayBuffer[]): void {
+/**
+ * Where no `onSend` hook will see `request`'s reply: an array for the response's buffers,
+ * which are detached once the reply's last byte was handed to the socket ('finish'; not if
+ * the client left first). Otherwise undefined, and the collector frees them.
+ */
+export function buffersFreedWhenWritten (request: FastifyRequest, reply: FastifyReply): ArrayBuffer[] | undefined {
+  if (!bodyIsPrivate(request)) return undefined
+  const buffers: ArrayBuffer[] = []
   reply.raw.once('finish', () => {
     for (const b of buffers) if (!b.detached) b.transfer(0)
   })
+  return buffers
 }
