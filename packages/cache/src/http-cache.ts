@@ -60,6 +60,7 @@ const REFRESH_LEASE_MS = 30_000
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH', 'REPORT'])
 const CONDITIONAL = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range']
 const EMPTY = Buffer.alloc(0)
+const REWRITTEN_BY_URL_PARSER = /[#\\]/
 
 interface Context {
   request: FastifyRequest
@@ -235,6 +236,11 @@ class HttpCache {
     // The router does not resolve dot segments ('/a/../b' may reach a wildcard route, not
     // '/b'): such a request is neither answered from nor stored under the canonical key.
     if (path + query !== url && hasDotSegments(url.split('?')[0]!)) return undefined
+    // Nor a target the WHATWG URL parser reads otherwise: '#' starts a fragment it drops (and
+    // Fastify's router reads what follows as the query), a backslash becomes '/'. A revalidation
+    // (fastify.inject parses the target) would run another URL than the one keyed. Neither
+    // is valid in an HTTP request target (RFC 9112 3.2), and no browser sends one.
+    if (REWRITTEN_BY_URL_PARSER.test(url)) return undefined
     let credentials = 0
     let authorizationOnly = false
     if (route?.public !== true) {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { connect } from 'node:net'
 import { request } from 'undici'
 import { get, sleep, start, type Started } from './helpers.ts'
 
@@ -7,6 +8,22 @@ afterEach(async () => {
   await s?.app.close()
   s = undefined
 })
+
+/** A GET with its target written as given (HTTP clients drop a fragment and turn '\\' into '/'); its X-Cache and body. */
+function rawGet (base: string, target: string, headers = ''): Promise<{ cache: string, body: string }> {
+  const { port } = new URL(base)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1')
+    const chunks: Buffer[] = []
+    socket.on('data', (c: Buffer) => chunks.push(c))
+    socket.on('error', reject)
+    socket.on('end', () => {
+      const [head = '', body = ''] = Buffer.concat(chunks).toString('latin1').split('\r\n\r\n')
+      resolve({ cache: /\r\nx-cache: (\w+)/i.exec(head)?.[1] ?? '', body })
+    })
+    socket.end(`GET ${target} HTTP/1.1\r\nhost: app.com\r\nconnection: close\r\n${headers}\r\n`)
+  })
+}
 
 /** A request with a Host header of our choosing (fetch and undici's request set their own). */
 async function withHost (base: string, path: string, host: string, headers: Record<string, string> = {}): Promise<{ status: number, text: string }> {
@@ -57,6 +74,27 @@ describe('httpCache: the key cannot be poisoned', () => {
     s.app.httpCache.purge({ paths: ['/deep'] })
     expect((await get(`${s.url}/%64eep`)).text).toBe('deep 4')
     expect((await get(`${s.url}/deep`)).text).toBe('deep 5')
+  })
+
+  it('leaves a target with a fragment or a backslash to the route: a revalidation would parse it into another URL', async () => {
+    s = await start((app, count) => {
+      app.get('/*', async (req, reply) => {
+        reply.header('cache-control', 'max-age=600')
+        return `${req.raw.url} ${JSON.stringify(req.query)} ${count('page')}`
+      })
+    }, { statusHeader: 'x-cache' })
+    // Fastify reads what follows '#' as the query; a URL parser drops it, and turns '\\' into '/'.
+    for (const target of ['/page#q=x', '/a\\b?z=1']) {
+      const first = await rawGet(s.url, target)
+      const again = await rawGet(s.url, target, 'cache-control: max-age=0\r\n')
+      const third = await rawGet(s.url, target)
+      expect([first.cache, again.cache, third.cache], target).toEqual(['BYPASS', 'BYPASS', 'BYPASS'])
+      for (const res of [first, again, third]) expect(res.body.startsWith(`${target} `), `${target}: ${res.body}`).toBe(true)
+    }
+    expect((await rawGet(s.url, '/page#q=x')).body).toContain('{"q":"x"}')
+    // The plain target is a resource of its own, answered and stored as usual.
+    expect((await rawGet(s.url, '/page')).cache).toBe('MISS')
+    expect((await rawGet(s.url, '/page')).cache).toBe('HIT')
   })
 })
 
