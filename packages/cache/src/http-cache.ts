@@ -583,11 +583,15 @@ class HttpCache {
   #invalidateAfter (request: FastifyRequest, reply: FastifyReply, headers: FastifyRequest['raw']['headers']): void {
     interceptHead(reply.raw, (status, lines) => {
       if (status < 200 || status >= 400) return
-      const base = new URL(request.raw.url ?? '/', `http://${normalizeHost(headers.host, false) || 'localhost'}`)
-      const urls = [base.pathname + base.search]
+      // The request's own URL is keyed as it came; it is not parsed as a URL, which would read
+      // a target such as '//other/x' as another host's '/x'.
+      const url = request.raw.url ?? '/'
+      const urls = [url]
+      let base: URL | undefined
       for (const name of ['location', 'content-location']) {
         const value = headerValue(lines, name)
         if (typeof value !== 'string') continue
+        base ??= locationBase(headers.host, url)
         // An unparseable Location names nothing to invalidate.
         const target = URL.canParse(value, base.href) ? new URL(value, base) : undefined
         if (target?.host === base.host) urls.push(target.pathname + target.search)
@@ -599,6 +603,15 @@ class HttpCache {
       }
     })
   }
+}
+
+/** The URL a Location of the response to `target` is resolved against: the request's host, and its path and query as the key reads them. */
+function locationBase (host: string | string[] | undefined, target: string): URL {
+  const base = new URL(`http://${normalizeHost(host, false) || 'localhost'}`)
+  const { path, query } = splitTarget(target)
+  base.pathname = path
+  base.search = query
+  return base
 }
 
 /** The stored request headers a revalidation sends: the stored response's validators. */

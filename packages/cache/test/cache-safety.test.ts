@@ -9,8 +9,8 @@ afterEach(async () => {
   s = undefined
 })
 
-/** A GET with its target written as given (HTTP clients drop a fragment and turn '\\' into '/'); its X-Cache and body. */
-function rawGet (base: string, target: string, headers = ''): Promise<{ cache: string, body: string }> {
+/** A request with its target written as given (HTTP clients drop a fragment and turn '\\' into '/'); its status, X-Cache and body. */
+function rawGet (base: string, target: string, headers = '', method = 'GET'): Promise<{ status: number, cache: string, body: string }> {
   const { port } = new URL(base)
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), '127.0.0.1')
@@ -19,9 +19,9 @@ function rawGet (base: string, target: string, headers = ''): Promise<{ cache: s
     socket.on('error', reject)
     socket.on('end', () => {
       const [head = '', body = ''] = Buffer.concat(chunks).toString('latin1').split('\r\n\r\n')
-      resolve({ cache: /\r\nx-cache: (\w+)/i.exec(head)?.[1] ?? '', body })
+      resolve({ status: Number(head.split(' ')[1]), cache: /\r\nx-cache: (\w+)/i.exec(head)?.[1] ?? '', body })
     })
-    socket.end(`GET ${target} HTTP/1.1\r\nhost: app.com\r\nconnection: close\r\n${headers}\r\n`)
+    socket.end(`${method} ${target} HTTP/1.1\r\nhost: app.com\r\nconnection: close\r\n${method === 'POST' ? 'content-length: 0\r\n' : ''}${headers}\r\n`)
   })
 }
 
@@ -95,6 +95,25 @@ describe('httpCache: the key cannot be poisoned', () => {
     // The plain target is a resource of its own, answered and stored as usual.
     expect((await rawGet(s.url, '/page')).cache).toBe('MISS')
     expect((await rawGet(s.url, '/page')).cache).toBe('HIT')
+  })
+
+  it('a POST whose target reads as another host\'s URL (//other/x) is answered by its route and drops no other entry', async () => {
+    s = await start((app, count) => {
+      app.get('/x', async (_req, reply) => {
+        reply.header('cache-control', 'max-age=600')
+        return `x ${count('x')}`
+      })
+      app.post('/*', async (req) => `posted ${req.url}`)
+    }, { statusHeader: 'x-cache' })
+    expect((await rawGet(s.url, '/x')).body).toBe('x 1')
+    for (const target of ['//other/x', '//', 'http://other/x']) {
+      const posted = await rawGet(s.url, target, '', 'POST')
+      expect([posted.status, posted.body], target).toEqual([200, `posted ${target}`])
+    }
+    expect(await rawGet(s.url, '/x')).toEqual({ status: 200, cache: 'HIT', body: 'x 1' })
+    // A POST to the URL itself drops it.
+    await rawGet(s.url, '/x', '', 'POST')
+    expect((await rawGet(s.url, '/x')).body).toBe('x 2')
   })
 })
 
