@@ -16,6 +16,7 @@ import { resolveNextOptions, type NextAdapterOptions, type ResolvedNextAdapterOp
 import { boundPort, setNextPort } from './listen-port.ts'
 import { loadNext, type NextServer } from './load-next.ts'
 import { poolRender } from './pool-render.ts'
+import { assertNextCanServe } from './request-guard.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
 import { staticPages } from './warmup-pages.ts'
 import { warnIfCachePerThread } from './per-thread-cache.ts'
@@ -85,6 +86,7 @@ async function inThreadRender (fastify: FastifyInstance, opts: ResolvedNextAdapt
   }
   fastify.addHook('onClose', async () => { await app.close?.() })
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    assertNextCanServe(request)
     const res = reply.raw
     // Next writes to the raw response: headers already set on `reply` (by hooks or plugins)
     // would be lost at hijack, so they move to the raw response first.

@@ -6,14 +6,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { RenderPool, requestHead } from '@spindle/runtime/pool'
 import { DEFAULT_SHARED_NAME, SharedStore } from '@spindle/cache'
 import { nextCacheStore } from './cache/store.ts'
-import { SPINDLE_NEXT_BAD_REQUEST } from './errors.ts'
+import { assertNextCanServe } from './request-guard.ts'
 import { boundPort } from './listen-port.ts'
 import type { ResolvedNextAdapterOptions } from './options.ts'
 
 /** ms the pool threads have for Next's prepare() (about 1.5 s each on two busy cores). */
 const START_TIMEOUT = 120_000
-// RFC 3986 host[:port]: anything else could shift where the path starts.
-const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+)(?::\d{1,5})?$/
 
 export async function poolRender (fastify: FastifyInstance, opts: ResolvedNextAdapterOptions): Promise<(request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>> {
   // The port Fastify binds, for threads that started before it listened (listen-port.ts).
@@ -38,7 +36,7 @@ export async function poolRender (fastify: FastifyInstance, opts: ResolvedNextAd
   }
 
   return async (request, reply) => {
-    if (!HOST.test(request.host) || request.url[0] !== '/') throw new SPINDLE_NEXT_BAD_REQUEST('invalid Host or request target')
+    assertNextCanServe(request)
     await pool.dispatch(request, reply, requestHead(request, `${request.protocol}://${request.host}${request.url}`))
     return reply
   }

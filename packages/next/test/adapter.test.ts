@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdtempSync } from 'node:fs'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -37,6 +38,26 @@ describe('nextAdapter in one Fastify process', () => {
     const { port } = new URL(base)
     // Next writes a loopback address as localhost.
     expect(JSON.parse((await get('/api/url?x=1')).body).url).toBe(`http://localhost:${port}/api/url?x=1`)
+  })
+
+  it('answers 400 SPINDLE_NEXT_BAD_REQUEST, before Next runs, to a Host that is not host[:port] and to a target that is not a path', async () => {
+    const res = await get('/api/url', { headers: { host: 'evil.test/other' } })
+    expect(res.status).toBe(400)
+    expect(JSON.parse(res.body).code).toBe('SPINDLE_NEXT_BAD_REQUEST')
+    // Asterisk-form and absolute-form, written byte for byte (HTTP clients send a path).
+    const { port } = new URL(base)
+    for (const target of ['*', 'http://other.test/api/url']) {
+      const head = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1')
+        const chunks: Buffer[] = []
+        socket.on('data', (c: Buffer) => chunks.push(c))
+        socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')))
+        socket.on('error', reject)
+        socket.write(`GET ${target} HTTP/1.1\r\nhost: app.test\r\nconnection: close\r\n\r\n`)
+      })
+      expect(head.split('\r\n')[0], target).toBe('HTTP/1.1 400 Bad Request')
+      expect(head, target).toContain('SPINDLE_NEXT_BAD_REQUEST')
+    }
   })
 
   it('renders App Router pages, with headers set on reply by Fastify hooks', async () => {
