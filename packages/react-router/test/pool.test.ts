@@ -11,6 +11,7 @@ import { chromium } from 'playwright-core'
 import { request } from 'undici'
 import { httpCache } from '@spindle/cache'
 import { reactRouterAdapter } from '@spindle/react-router'
+import { renderPoolStats } from '@spindle/runtime/pool'
 import { buildApp, serverBuild } from './fixtures/build.ts'
 
 const BROWSER = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36' }
@@ -217,6 +218,48 @@ describe('reactRouterAdapter with threads: the connection', () => {
     // machine (25.1 MB once in CI): well under the 50 MB that holding the body would take.
     expect(peakHeap).toBeLessThan(5 * 1024 * 1024)
     expect(peak).toBeLessThan(32 * 1024 * 1024)
+  })
+
+  it('gives back every slot after clients that leave at any moment: mid-page, mid-stream, mid-upload, or never reading', async () => {
+    const { port } = new URL(twoUrl)
+    // A seeded generator, so that a failure replays.
+    let seed = 7
+    const random = () => { seed ^= seed << 13; seed >>>= 0; seed ^= seed >>> 17; seed ^= seed << 5; seed >>>= 0; return seed / 4294967296 }
+    const targets = ['/', '/slow', '/big', '/events', '/wait', '/upload', '/about', '/nope']
+    const visit = () => new Promise<void>((resolve) => {
+      const socket = connect(Number(port), '127.0.0.1')
+      const target = targets[Math.floor(random() * targets.length)]!
+      socket.on('error', () => {})
+      socket.on('close', () => resolve())
+      if (target === '/upload') {
+        // Half a body of a larger announced length: the action is still reading when the client goes.
+        socket.write(`POST /upload HTTP/1.1\r\nhost: app.test\r\ncontent-type: application/octet-stream\r\ncontent-length: ${1 << 20}\r\n\r\n`)
+        socket.write(Buffer.alloc(Math.floor(random() * (1 << 19))))
+      } else {
+        socket.write(`GET ${target} HTTP/1.1\r\nhost: app.test\r\nuser-agent: ${BROWSER['user-agent']}\r\n\r\n`)
+      }
+      // Some never read, so the response backs up; every one leaves within 80 ms.
+      if (random() < 0.4) socket.pause()
+      setTimeout(() => socket.destroy(), random() * 80)
+    })
+    // The figures read a running render.
+    const ac = new AbortController()
+    const waiting = request(twoUrl + '/wait', { signal: ac.signal }).catch(() => undefined)
+    await sleep(300)
+    expect(renderPoolStats().reduce((n, p) => n + p.busy, 0)).toBe(1)
+    ac.abort()
+    await waiting
+    for (let wave = 0; wave < 5; wave++) await Promise.all(Array.from({ length: 40 }, visit))
+    // Every slot is given back once the aborted renders have stopped, and nothing waits.
+    const idle = () => renderPoolStats().every((p) => p.busy === 0 && p.queued === 0)
+    for (let i = 0; i < 100 && !idle(); i++) await sleep(100)
+    expect(renderPoolStats().map((p) => [p.busy, p.queued])).toEqual([[0, 0], [0, 0]])
+    const started = Date.now()
+    const pages = await Promise.all(Array.from({ length: 16 }, () => get(twoUrl + '/')))
+    expect(pages.map((p) => p.status)).toEqual(Array(16).fill(200))
+    expect(Date.now() - started).toBeLessThan(10_000)
+    const { body } = await get(twoUrl + '/slow')
+    expect(body).toContain('deferred value arrived')
   })
 })
 

@@ -1,4 +1,4 @@
-export { RenderPool, type RenderPoolOptions } from './render-pool.ts'
+export { RenderPool, renderPoolStats, type RenderPoolOptions, type RenderPoolStats } from './render-pool.ts'
 export { requestHead } from './request-head.ts'
 export { CHUNK_BYTES, WINDOW } from './protocol.ts'
 export type { RequestHead, ResponseHead, PoolTask } from './protocol.ts'

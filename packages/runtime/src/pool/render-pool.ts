@@ -67,6 +67,28 @@ interface Waiting {
   cancelled: boolean
 }
 
+/** What a render pool holds at a moment: its threads, its slots and what fills them. */
+export interface RenderPoolStats {
+  readonly threads: number
+  /** Requests at once the pool runs while its threads are busy (`threads × threadConcurrency`). */
+  readonly capacity: number
+  /** Requests running that hold a slot. */
+  readonly busy: number
+  /** Requests waiting for a slot. */
+  readonly queued: number
+}
+
+/** The pools running in this thread, for renderPoolStats(). */
+const live = new Set<RenderPool>()
+
+/**
+ * The figures of every render pool running in this thread (one per adapter registered with
+ * `threads`), for an app's own health route or metrics. An idle pool reads busy 0 and queued 0.
+ */
+export function renderPoolStats (): RenderPoolStats[] {
+  return [...live].map((pool) => ({ threads: pool.threads, capacity: pool.capacity, busy: pool.busy, queued: pool.queued }))
+}
+
 export class RenderPool {
   readonly #o: RenderPoolOptions
   /** undefined: every request waits for its slot, however long. */
@@ -105,7 +127,9 @@ export class RenderPool {
     const hangs = o.hangTimeout > 0 ? new HangWatch(o.hangTimeout) : undefined
     const pool = await startPiscina(o, hangs)
     countRenderPool(o.threads)
-    return new RenderPool(o, pool, hangs)
+    const renderPool = new RenderPool(o, pool, hangs)
+    live.add(renderPool)
+    return renderPool
   }
 
   get threads (): number { return this.#pool.threads.length }
@@ -240,6 +264,7 @@ export class RenderPool {
   async close (timeout = 10_000): Promise<void> {
     if (this.#closing) return
     this.#closing = true
+    live.delete(this)
     countRenderPool(-this.#o.threads)
     this.#hangs?.stop()
     clearTimeout(this.#timer)
