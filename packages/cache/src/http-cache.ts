@@ -209,11 +209,18 @@ class HttpCache {
           return reply
         }
       } else {
-        // Another thread is producing this key: wait for it rather than render it again.
-        await this.#store.waitFor(ctx.primary, this.#o.coalesceTimeout)
-        const again = this.#lookup(ctx.primary, request)
-        if (again && await this.#answer(ctx, again)) return reply
-        lease = (this.#fleet ?? this.#store).tryLease(ctx.primary, this.#o.coalesceTimeout)
+        // Another request is producing this key: wait for it rather than render it again. If
+        // it ends without storing anything (its client left mid-render), one of the waiters
+        // takes the lease and the others wait for that one, up to coalesceTimeout in all,
+        // unless the answer turned out not to be cacheable (then they need not queue).
+        const until = Date.now() + this.#o.coalesceTimeout
+        do {
+          await this.#store.waitFor(ctx.primary, Math.max(1, until - Date.now()))
+          const again = this.#lookup(ctx.primary, request)
+          if (again && await this.#answer(ctx, again)) return reply
+          if (this.#store.get(`\0pass\n${ctx.primary}`, { peek: true })) break
+          lease = (this.#fleet ?? this.#store).tryLease(ctx.primary, this.#o.coalesceTimeout)
+        } while (!lease && Date.now() < until)
       }
     }
     this.#fill(ctx, lease)

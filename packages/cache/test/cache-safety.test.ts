@@ -308,4 +308,28 @@ describe('httpCache: errors', () => {
     // One render for the four concurrent requests, after the one 503.
     expect(s.runs.get('slow')).toBe(2)
   })
+
+  it('when the request producing a key is abandoned mid-render, one of its waiters renders it and the others wait for that one', async () => {
+    s = await start((app, count) => {
+      app.get('/slow', async (_req, reply) => {
+        const n = count('slow')
+        await sleep(300)
+        reply.header('cache-control', 'max-age=60')
+        return `slow ${n}`
+      })
+    }, { statusHeader: 'x-cache' })
+    // The first client leaves 100 ms in: what its render answers reaches no one and is not stored.
+    const ac = new AbortController()
+    const leader = request(`${s.url}/slow`, { signal: ac.signal }).catch(() => undefined)
+    await sleep(50)
+    const waiters = [1, 2, 3].map(() => get(`${s!.url}/slow`))
+    await sleep(50)
+    ac.abort()
+    await leader
+    const answers = await Promise.all(waiters)
+    // One render for the client that left and one for the three that waited (not one each).
+    expect(answers.map((r) => r.text)).toEqual(['slow 2', 'slow 2', 'slow 2'])
+    expect(answers.map((r) => r.headers.get('x-cache')).sort()).toEqual(['HIT', 'HIT', 'MISS'])
+    expect(s.runs.get('slow')).toBe(2)
+  })
 })
