@@ -78,6 +78,10 @@ function applyHead (reply: FastifyReply, head: ResponseHead): void {
  * when the thread finished the task (its last byte, its abort, or its crash).
  */
 export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyReply, head: RequestHead, onCrash: (err: Error, headSent: boolean) => void): { replied: Promise<void>, settled: Promise<ForwardOutcome> } {
+  // A client that left while the request waited (for a slot, or in the app's hooks) was
+  // closed before the 'close' listener below could see it: the thread would never be told,
+  // and a streamed response would wait for its credits for ever, holding the slot.
+  if (reply.raw.destroyed) return { replied: Promise.resolve(), settled: Promise.resolve('aborted') }
   const { port1: port, port2 } = new MessageChannel()
   const task: PoolTask = { head, port: port2 }
   let response: ThreadResponse | undefined
