@@ -155,6 +155,10 @@ export class RenderQueue {
       }
       if (verdict !== 'admit') return verdict
     }
+    // A client that left while the request went through the app's hooks (or waited in the
+    // HTTP cache's coalescing): nothing to render for, and its response's 'close' has fired
+    // already, so a render started now would count as running until it turned long-lived.
+    if (reply.raw.destroyed) return undefined
     if (this.queued === 0 && this.#running.size < this.#capacity() && this.#turnHasRoom(now)) {
       this.#start(reply, start, arrived, now)
       return undefined

@@ -72,4 +72,31 @@ describe('RenderQueue', () => {
     await new Promise((resolve) => setTimeout(resolve, 200))
     expect(reported.at(-1)).toBe('normal')
   })
+
+  it('starts no render for a client that left before the render was admitted, and counts none as running', async () => {
+    const controller = new AdmissionController({ budget: 1000, target: 10 })
+    const queue = new RenderQueue(controller, 0, undefined)
+    let started = 0
+    server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      const reply = { raw: res, request: { raw: req } } as unknown as FastifyReply
+      // The app's hooks (or the HTTP cache's coalescing) hold the request 200 ms before its turn.
+      setTimeout(() => {
+        const now = performance.now()
+        queue.admit(reply, () => { started++; res.end('ok') }, now, now)
+      }, 200)
+    })
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    const { connect } = await import('node:net')
+    const socket = connect(port, '127.0.0.1')
+    socket.on('error', () => {})
+    socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    socket.destroy()
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    expect([started, controller.running]).toEqual([0, 0])
+    // A client that stays is served as usual.
+    expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('ok')
+    expect([started, controller.running]).toEqual([1, 0])
+  })
 })
