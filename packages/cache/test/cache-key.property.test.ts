@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { connect } from 'node:net'
 import { createSharedStore, httpCache, type SharedStore } from '@spindle/cache'
+import { parseRaw, sendRaw } from './helpers.ts'
 
 // The same app twice, one behind httpCache. Each answer names what the router and the app
 // saw (route, params, host, forwarded host, and the cookie where the route uses it), so a
@@ -66,28 +66,10 @@ afterAll(async () => {
 interface Req { method: string, host: string, path: string, headers: Array<[string, string]> }
 
 /** One request written byte for byte (HTTP clients normalise targets and Host themselves). */
-function send (app: FastifyInstance, r: Req): Promise<{ status: number, cache: string, body: string, etag: string }> {
-  const port = (app.server.address() as { port: number }).port
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1')
-    const chunks: Buffer[] = []
-    socket.on('data', (c: Buffer) => chunks.push(c))
-    socket.on('error', reject)
-    socket.on('end', () => {
-      const text = Buffer.concat(chunks).toString('latin1')
-      const split = text.indexOf('\r\n\r\n')
-      const head = text.slice(0, split)
-      resolve({
-        status: Number(head.split(' ')[1]),
-        cache: /\r\nx-cache: (\w+)/i.exec(head)?.[1] ?? '',
-        etag: /\r\netag: ([^\r]*)/i.exec(head)?.[1] ?? '',
-        body: text.slice(split + 4),
-      })
-    })
-    let out = `${r.method} ${r.path} HTTP/1.1\r\nhost: ${r.host}\r\nconnection: close\r\n${r.method === 'POST' ? 'content-length: 0\r\n' : ''}`
-    for (const [n, v] of r.headers) out += `${n}: ${v}\r\n`
-    socket.end(out + '\r\n')
-  })
+async function send (app: FastifyInstance, r: Req): Promise<{ status: number, cache: string, body: string, etag: string }> {
+  let out = `${r.method} ${r.path} HTTP/1.1\r\nhost: ${r.host}\r\nconnection: close\r\n${r.method === 'POST' ? 'content-length: 0\r\n' : ''}`
+  for (const [n, v] of r.headers) out += `${n}: ${v}\r\n`
+  return parseRaw(await sendRaw((app.server.address() as { port: number }).port, out + '\r\n'))
 }
 
 // Small alphabets, so that random sequences often spell one resource several ways. The

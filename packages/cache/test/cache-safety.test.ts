@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { connect } from 'node:net'
 import { request } from 'undici'
-import { get, sleep, start, type Started } from './helpers.ts'
+import { get, parseRaw, sendRaw, sleep, start, type Started } from './helpers.ts'
 
 let s: Started | undefined
 afterEach(async () => {
@@ -10,19 +9,9 @@ afterEach(async () => {
 })
 
 /** A request with its target written as given (HTTP clients drop a fragment and turn '\\' into '/'); its status, X-Cache and body. */
-function rawGet (base: string, target: string, headers = '', method = 'GET'): Promise<{ status: number, cache: string, body: string }> {
-  const { port } = new URL(base)
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1')
-    const chunks: Buffer[] = []
-    socket.on('data', (c: Buffer) => chunks.push(c))
-    socket.on('error', reject)
-    socket.on('end', () => {
-      const [head = '', body = ''] = Buffer.concat(chunks).toString('latin1').split('\r\n\r\n')
-      resolve({ status: Number(head.split(' ')[1]), cache: /\r\nx-cache: (\w+)/i.exec(head)?.[1] ?? '', body })
-    })
-    socket.end(`${method} ${target} HTTP/1.1\r\nhost: app.com\r\nconnection: close\r\n${method === 'POST' ? 'content-length: 0\r\n' : ''}${headers}\r\n`)
-  })
+async function rawGet (base: string, target: string, headers = '', method = 'GET'): Promise<{ status: number, cache: string, body: string }> {
+  const { status, cache, body } = parseRaw(await sendRaw(Number(new URL(base).port), `${method} ${target} HTTP/1.1\r\nhost: app.com\r\nconnection: close\r\n${method === 'POST' ? 'content-length: 0\r\n' : ''}${headers}\r\n`))
+  return { status, cache, body }
 }
 
 /** A request with a Host header of our choosing (fetch and undici's request set their own). */

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import fc from 'fast-check'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { connect } from 'node:net'
 import { createSharedStore, httpCache, type SharedStore } from '@spindle/cache'
+import { sendRaw } from './helpers.ts'
 
 // Whatever headers a client sends and a route answers with (malformed directives, dates,
 // ages, validators, ranges, Vary lists, statuses), httpCache never answers with a 5xx of its
@@ -28,15 +28,7 @@ beforeAll(async () => {
 afterAll(async () => { await cached.close() })
 
 /** One request written byte for byte; the whole answer, 'TIMEOUT' or 'ERR'. */
-function send (raw: string): Promise<string> {
-  const port = (cached.server.address() as { port: number }).port
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1'); const c: Buffer[] = []
-    s.on('data', (d: Buffer) => c.push(d)); s.on('end', () => resolve(Buffer.concat(c).toString('latin1'))); s.on('error', () => resolve('ERR'))
-    s.setTimeout(5000, () => { s.destroy(); resolve('TIMEOUT') })
-    s.write(raw)
-  })
-}
+const send = (raw: string): Promise<string> => sendRaw((cached.server.address() as { port: number }).port, raw)
 const token = fc.constantFrom('max-age', 's-maxage', 'no-cache', 'no-store', 'private', 'public', 'must-revalidate', 'proxy-revalidate', 'immutable', 'stale-while-revalidate', 'stale-if-error', 'only-if-cached', 'max-stale', 'min-fresh', 'no-transform', 'x')
 const val = fc.constantFrom('', '=0', '=1', '=60', '=-1', '="10"', '=1e9', '=99999999999999999999', '=abc', '=', '="a,b"', '=private', '="set-cookie"')
 const cc = fc.tuple(fc.array(fc.tuple(token, val).map(([t, v]) => t + v), { maxLength: 4 }), fc.constantFrom(', ', ',', ' , ')).map(([xs, sep]) => xs.join(sep))

@@ -1,3 +1,4 @@
+import { connect } from 'node:net'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { request } from 'undici'
 import { createSharedStore, httpCache, type HttpCacheOptions } from '@spindle/cache'
@@ -39,4 +40,33 @@ export async function get (url: string, init: { method?: string, headers?: Recor
     for (const v of [value ?? []].flat()) headers.append(name, v)
   }
   return { status: res.statusCode, headers, text: await res.body.text() }
+}
+
+/**
+ * One request written byte for byte (HTTP clients normalise the target, the Host and a
+ * fragment themselves); the whole answer as latin1, 'ERR', or 'TIMEOUT' after 5 s. The text
+ * must ask for `connection: close`.
+ */
+export function sendRaw (port: number, text: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    const chunks: Buffer[] = []
+    socket.on('data', (c: Buffer) => chunks.push(c))
+    socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')))
+    socket.on('error', () => resolve('ERR'))
+    socket.setTimeout(5000, () => { socket.destroy(); resolve('TIMEOUT') })
+    socket.write(text)
+  })
+}
+
+/** The status, X-Cache, ETag and body of an answer sendRaw() returned. */
+export function parseRaw (answer: string): { status: number, cache: string, etag: string, body: string } {
+  const split = answer.indexOf('\r\n\r\n')
+  const head = split < 0 ? answer : answer.slice(0, split)
+  return {
+    status: Number(head.split(' ')[1]),
+    cache: /\r\nx-cache: (\w+)/i.exec(head)?.[1] ?? '',
+    etag: /\r\netag: ([^\r]*)/i.exec(head)?.[1] ?? '',
+    body: split < 0 ? '' : answer.slice(split + 4),
+  }
 }
