@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { invalidOption as fail } from './errors.ts'
 import { controlRoutesSchema } from './option-schema.ts'
 import { optionChecker } from '@spindle/options'
+import { fleetStoreOf } from './fleet/registry.ts'
 import { purge, type PurgeRequest } from './purge.ts'
 import type { SharedStore } from './shared-store.ts'
 
@@ -88,7 +89,8 @@ export function cacheControlRoutes (store: SharedStore, options: CacheControlRou
           return
         }
         try {
-          json(res, 200, purge(store, body))
+          // With a fleet tier in front of this memory, the purge goes through it: to Redis and every process.
+          json(res, 200, purge(fleetStoreOf(store) ?? store, body))
         } catch (err) {
           const e = err as Error & { statusCode?: number, code?: string }
           json(res, e.statusCode ?? 500, { error: e.message, code: e.code })

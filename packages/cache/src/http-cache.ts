@@ -14,7 +14,8 @@ import { FleetStore } from './fleet/fleet-store.ts'
 import { getCacheStore } from './fleet/thread-store.ts'
 import { createSharedStore, type Lease, type SharedStore, type StoreStats } from './shared-store.ts'
 import { heldPart, parseContentRange, partKey, sameStrongValidator } from './ranges.ts'
-import { type Found, isLanguageAlias, isVaryRecord, type LanguageAlias, sendLines, servePart, serveStored, type VaryRecord } from './stored-response.ts'
+import { isLanguageAlias, isResponseMeta, isVariantOf, isVaryRecord, type LanguageAlias, type VaryRecord } from './entry-meta.ts'
+import { type Found, sendLines, servePart, serveStored } from './stored-response.ts'
 import { hasDotSegments, normalizeHost, splitTarget } from './url-normalize.ts'
 
 /** Per-route cache settings: `app.get(path, { config: { cache: ... } }, handler)`. */
@@ -149,9 +150,13 @@ class HttpCache {
 
     let found = this.#lookup(ctx.primary, request)
     if (!found && this.#fleet && !this.#store.get(`\0pass\n${ctx.primary}`, { peek: true })) {
-      // Not in this process's memory: another process may have stored it (in Redis).
-      await this.#fleet.get(ctx.primary, { peek: true })
+      // Not in this process's memory: another process may have stored it (in Redis). Only
+      // a request that would store its answer claims the key for the fleet when Redis has
+      // none: a claim nobody fills holds every other process up to claimMs.
+      await this.#fleet.get(ctx.primary, { peek: true, claim: this.#mayProduce(ctx, method) })
       found = this.#lookup(ctx.primary, request)
+      // Another thread stored it meanwhile: nothing left to produce.
+      if (found) this.#fleet.unclaim(ctx.primary)
     }
     if (headers.range !== undefined) {
       // Ranges are cut from a fresh stored response, complete or partial; otherwise the
@@ -193,11 +198,13 @@ class HttpCache {
     if (!found) {
       // A stored beginning of the response: only the rest is asked of the route.
       const part = this.#lookupPart(ctx)
-      if (part && await this.#complete(ctx, part)) return reply
+      if (part && await this.#complete(ctx, part)) {
+        this.#fleet?.unclaim(ctx.primary)
+        return reply
+      }
     }
     let lease: Lease | undefined
-    // Requests with credentials rarely produce a shareable response: they neither wait for nor hold up others.
-    if (this.#o.coalesceTimeout !== false && !ctx.credentialed && ctx.canonical && !this.#store.get(`\0pass\n${ctx.primary}`, { peek: true })) {
+    if (this.#o.coalesceTimeout !== false && this.#mayProduce(ctx, method) && !this.#store.get(`\0pass\n${ctx.primary}`, { peek: true })) {
       // The fleet store's lease also gives up the fleet's claim on the key if nothing is stored.
       lease = (this.#fleet ?? this.#store).tryLease(ctx.primary, this.#o.coalesceTimeout)
       if (lease) {
@@ -225,6 +232,17 @@ class HttpCache {
     }
     this.#fill(ctx, lease)
     return undefined
+  }
+
+  /**
+   * Whether a request takes the lease on its key (in the fleet, the claim) to produce the
+   * stored answer that others wait for. Requests with credentials rarely produce a shareable
+   * response: they neither wait for nor hold up others; nor do a HEAD, a range or
+   * only-if-cached, which store nothing.
+   */
+  #mayProduce (ctx: Context, method: string): boolean {
+    return method === 'GET' && this.#o.coalesceTimeout !== false && !ctx.credentialed && ctx.canonical &&
+      ctx.request.raw.headers.range === undefined && !ctx.cc.has('only-if-cached')
   }
 
   /**
@@ -287,11 +305,12 @@ class HttpCache {
     // The primary key holds a response or, for responses with Vary, the record naming the variants.
     const entry = this.#store.get(primary, { peek: true })
     if (!entry) return undefined
-    if (!isVaryRecord(entry.meta)) return { key: primary, entry, meta: entry.meta as ResponseMeta }
+    // Metadata of the wrong shape (see entry-meta.ts) is treated as no entry: the route answers and replaces it.
+    if (!isVaryRecord(entry.meta)) return isResponseMeta(entry.meta) ? { key: primary, entry, meta: entry.meta } : undefined
     const { id, f } = entry.meta.vary
     const key = variantKey(primary, id, f, request.raw.headers)
     const variant = this.#store.get(key, { peek: true })
-    if (variant) return { key, entry: variant, meta: variant.meta as ResponseMeta }
+    if (variant) return isResponseMeta(variant.meta) ? { key, entry: variant, meta: variant.meta } : undefined
     return f.includes('accept-language') ? this.#lookupByLanguage(primary, id, f, request) : undefined
   }
 
@@ -304,10 +323,10 @@ class HttpCache {
     const language = preferredLanguage(request.raw.headers['accept-language'])
     if (language === undefined) return undefined
     const alias = this.#store.get(variantKey(primary, id, fields, request.raw.headers, language), { peek: true })
-    if (!alias || !isLanguageAlias(alias.meta)) return undefined
+    if (!alias || !isLanguageAlias(alias.meta) || !isVariantOf(alias.meta.variant, primary + '\n\0vary ')) return undefined
     const variant = this.#store.get(alias.meta.variant, { peek: true })
-    if (!variant) return undefined
-    const meta = variant.meta as ResponseMeta
+    if (!variant || !isResponseMeta(variant.meta)) return undefined
+    const meta = variant.meta
     // The alias may outlive a replacement of its variant in another language.
     if (responseLanguage(headerValue(meta.h, 'content-language')) !== language) return undefined
     return { key: alias.meta.variant, entry: variant, meta }
@@ -317,8 +336,8 @@ class HttpCache {
   #lookupPart (ctx: Context): Found | undefined {
     const key = partKey(ctx.primary)
     const entry = this.#store.get(key, { peek: true })
-    if (!entry) return undefined
-    const found = { key, entry, meta: entry.meta as ResponseMeta }
+    if (!entry || !isResponseMeta(entry.meta)) return undefined
+    const found = { key, entry, meta: entry.meta }
     return this.#freshness(ctx, found).usable ? found : undefined
   }
 
@@ -344,7 +363,7 @@ class HttpCache {
         result.body.length === rest.end - rest.start + 1 && sameStrongValidator(part.meta.h, result.lines)
       if (joins) result = { ...result, status: 200, lines: result.lines.filter(([n]) => n !== 'content-range'), body: Buffer.concat([part.entry.value, result.body]) }
       else {
-        this.#store.delete(part.key)
+        ;(this.#fleet ?? this.#store).delete(part.key)
         result = await this.#runRoute(ctx.request, {})
       }
     }
@@ -454,7 +473,7 @@ class HttpCache {
     const lines = mergeNotModified(found.meta.h, result.lines.filter(([n]) => n !== 'set-cookie'))
     const meta = describe(found.meta.s, lines, result.requestTime, result.responseTime, this.#policy, headerValue(result.lines, 'age'))
     const validators = lines.some(([n]) => n === 'etag' || n === 'last-modified')
-    this.#store.set(found.key, found.entry.value, {
+    ;(this.#fleet ?? this.#store).set(found.key, found.entry.value, {
       tags: found.entry.tags,
       path: found.entry.path,
       staleAt: staleAt(meta),
@@ -603,10 +622,13 @@ class HttpCache {
         const target = URL.canParse(value, base.href) ? new URL(value, base) : undefined
         if (target?.host === base.host) urls.push(target.pathname + target.search)
       }
+      // Through the fleet tier when there is one: an entry left in Redis would be copied
+      // straight back into memory at the next miss.
+      const store = this.#fleet ?? this.#store
       for (const url of urls) {
         const key = this.keyOf(this.keyRequest(request, url, headers))
-        this.#store.delete(key)
-        this.#store.delete(partKey(key))
+        store.delete(key)
+        store.delete(partKey(key))
       }
     })
   }

@@ -11,24 +11,6 @@ export interface Found {
   meta: ResponseMeta
 }
 
-/** The metadata of a primary key whose responses vary: the Vary fields and the id that names this set of variants. */
-export interface VaryRecord {
-  vary: { id: string, f: string[] }
-}
-
-export function isVaryRecord (meta: unknown): meta is VaryRecord {
-  return typeof meta === 'object' && meta !== null && 'vary' in meta
-}
-
-/** The metadata of a key that finds a variant by the language it declares: the variant's key. */
-export interface LanguageAlias {
-  variant: string
-}
-
-export function isLanguageAlias (meta: unknown): meta is LanguageAlias {
-  return typeof meta === 'object' && meta !== null && 'variant' in meta
-}
-
 // Fastify computes these for the bytes it sends.
 const WIRE_ONLY = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive'])
 

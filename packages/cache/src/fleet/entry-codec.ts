@@ -18,6 +18,9 @@ export interface EntryHeader {
   z?: 1
 }
 
+/** Why an entry read from Redis is not used: it is treated as none. */
+export class EntryRefused extends Error {}
+
 // [u32 header length][header JSON][value]. gzip runs on libuv's thread pool, not the event loop.
 export async function encodeEntry (header: EntryHeader, value: Uint8Array, compressAbove: number): Promise<Buffer> {
   let body = value
@@ -33,9 +36,51 @@ export async function encodeEntry (header: EntryHeader, value: Uint8Array, compr
   return out
 }
 
-export async function decodeEntry (raw: Buffer): Promise<{ header: EntryHeader, value: Buffer }> {
+/**
+ * Reads an entry from Redis. Whatever is there may be damaged, written by another program
+ * under the same prefix, or hostile: anything that is not an entry this codec writes throws
+ * EntryRefused, and a gzipped value may not inflate past `maxBytes` (the most shared memory
+ * would take), however small it is in Redis.
+ */
+export async function decodeEntry (raw: Buffer, maxBytes: number): Promise<{ header: EntryHeader, value: Buffer }> {
+  if (raw.length < 4) throw new EntryRefused('shorter than its length field')
   const length = raw.readUInt32LE(0)
-  const header = JSON.parse(raw.toString('utf8', 4, 4 + length)) as EntryHeader
+  if (length > raw.length - 4) throw new EntryRefused('header longer than the entry')
+  let header: unknown
+  try {
+    header = JSON.parse(raw.toString('utf8', 4, 4 + length))
+  } catch {
+    throw new EntryRefused('header is not JSON')
+  }
+  if (!isEntryHeader(header)) throw new EntryRefused('header of the wrong shape')
   const body = raw.subarray(4 + length)
-  return { header, value: header.z === 1 ? await gunzipAsync(body) : Buffer.from(body) }
+  if (header.z !== 1) {
+    if (body.length > maxBytes) throw new EntryRefused('value too large')
+    return { header, value: Buffer.from(body) }
+  }
+  try {
+    return { header, value: await gunzipAsync(body, { maxOutputLength: Math.max(1, maxBytes) }) }
+  } catch {
+    throw new EntryRefused('value does not inflate within the size limit')
+  }
+}
+
+const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
+const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string')
+
+function isEntryHeader (h: unknown): h is EntryHeader {
+  if (typeof h !== 'object' || h === null || Array.isArray(h)) return false
+  const { t, p, s, x, m, v, z } = h as Record<string, unknown>
+  if (t !== undefined && !isStringArray(t)) return false
+  // A path that does not start with '/' could never be reached by a path invalidation.
+  if (p !== undefined && (typeof p !== 'string' || !p.startsWith('/'))) return false
+  if (s !== undefined && !isFiniteNumber(s)) return false
+  if (x !== undefined && !isFiniteNumber(x)) return false
+  if (m !== undefined && (typeof m !== 'object' || m === null || Array.isArray(m))) return false
+  if (z !== undefined && z !== 1) return false
+  if (v !== undefined) {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return false
+    if (!Object.values(v).every(isFiniteNumber)) return false
+  }
+  return true
 }

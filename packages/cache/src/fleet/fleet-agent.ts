@@ -4,6 +4,7 @@ import { Redis, type RedisOptions } from 'ioredis'
 import type { SharedStore } from '../shared-store.ts'
 import { pathTags } from '../tag-table.ts'
 import { type BreakerState, CircuitBreaker } from './circuit-breaker.ts'
+import { isServableMeta } from '../entry-meta.ts'
 import { decodeEntry, encodeEntry, type EntryHeader } from './entry-codec.ts'
 import { type FleetOptions, resolveFleetOptions, type ResolvedFleetOptions } from './fleet-options.ts'
 import { FleetCounters } from './fleet-metrics.ts'
@@ -201,6 +202,8 @@ export class FleetAgent {
     const epochKey = this.#o.prefix + 'epoch'
     await this.#redis.set(epochKey, randomUUID(), 'NX')
     const replies = await this.#redis.multi().get(epochKey).hgetall(this.#o.prefix + 'tags').exec()
+    const failed = replies?.find(([err]) => err)
+    if (failed) throw failed[0]
     const epoch = replies?.[0]?.[1] as string | null
     const all = (replies?.[1]?.[1] ?? {}) as Record<string, string>
     const lost = this.#epoch !== undefined && epoch !== this.#epoch
@@ -222,24 +225,42 @@ export class FleetAgent {
     this.#syncedOnce = true
   }
 
+  /**
+   * A published bump. The channel is Redis', so anyone who can publish there can send
+   * anything: what is not a bump of this format is ignored, and nothing here may throw
+   * (this runs in the client's event handler, where a throw would end the process).
+   */
   #received (message: Buffer): void {
-    let parsed: { o: string, t: Array<[string, number]>, e: number }
+    let parsed: unknown
     try {
-      parsed = JSON.parse(message.toString('utf8')) as typeof parsed
+      parsed = JSON.parse(message.toString('utf8'))
     } catch {
       return
     }
-    if (parsed.o === this.#id || !Array.isArray(parsed.t)) return
+    if (typeof parsed !== 'object' || parsed === null) return
+    const { o, t, e, d } = parsed as Record<string, unknown>
+    if (o === this.#id) return
+    if (Array.isArray(d)) {
+      for (const key of d as unknown[]) if (typeof key === 'string') this.#memory.delete(key)
+      this.counters.deletesReceived += d.length
+    }
+    if (!Array.isArray(t)) return
     const changed: string[] = []
-    for (const [tag, version] of parsed.t) {
+    for (const bump of t as unknown[]) {
+      if (!Array.isArray(bump)) continue
+      const [tag, version] = bump as unknown[]
       if (typeof tag === 'string' && typeof version === 'number' && version > (this.#versions.get(tag) ?? 0)) {
         this.#versions.set(tag, version)
         changed.push(tag)
       }
     }
     if (changed.length === 0) return
-    this.#memory.invalidateTags(changed, { expire: typeof parsed.e === 'number' && parsed.e >= 0 ? parsed.e : 0 })
-    this.counters.invalidationsReceived += changed.length
+    try {
+      this.#memory.invalidateTags(changed, { expire: typeof e === 'number' && e >= 0 ? e : 0 })
+      this.counters.invalidationsReceived += changed.length
+    } catch {
+      this.counters.failures++
+    }
   }
 
   #handle (message: ToAgent): void {
@@ -249,7 +270,7 @@ export class FleetAgent {
         this.#post({ t: 'state', up: this.#up })
         break
       case 'load':
-        void this.load(message.key, () => this.#post({ t: 'waiting', id: message.id }))
+        void this.load(message.key, () => this.#post({ t: 'waiting', id: message.id }), message.claim !== false)
           .then(({ found, claimed }) => this.#post({ t: 'loaded', id: message.id, found, claimed }))
         break
       case 'save':
@@ -259,7 +280,12 @@ export class FleetAgent {
         void this.#release(message.key)
         break
       case 'delete':
-        void this.#call(() => this.#redis.del(this.#entryKey(message.key)))
+        // Gone from Redis, then from every other process's memory (a purge by key, the
+        // invalidation after a POST): without the message each would serve its copy until it expired.
+        void this.#call(() => this.#redis.multi()
+          .del(this.#entryKey(message.key))
+          .publish(this.#o.prefix + 'invalidate', JSON.stringify({ o: this.#id, d: [message.key] }))
+          .exec())
         break
       case 'invalidate':
         for (const tag of message.tags) this.#pending.set(tag, Math.min(this.#pending.get(tag) ?? Infinity, message.expire))
@@ -272,7 +298,11 @@ export class FleetAgent {
     return this.#o.prefix + 'e:' + key
   }
 
-  /** Runs a Redis call unless the breaker is open; failures are counted, never thrown. */
+  /**
+   * Runs a Redis call unless the breaker is open; failures are counted, never thrown. A
+   * pipeline or transaction counts as failed when any of its commands failed: ioredis
+   * settles `exec()` with each command's error (a timeout among them) instead of rejecting.
+   */
   async #call<T> (fn: () => Promise<T>): Promise<T | undefined> {
     if (!this.#up || !this.#breaker.allow()) {
       this.counters.skipped++
@@ -280,6 +310,10 @@ export class FleetAgent {
     }
     try {
       const result = await fn()
+      if (isBatch(result)) {
+        const failed = result.find(([err]) => err)
+        if (failed) throw failed[0]
+      }
       // A call that was in flight when the connection went says nothing about the next one.
       if (this.#up) this.#breaker.success()
       return result
@@ -291,42 +325,52 @@ export class FleetAgent {
   }
 
   /**
-   * Copies `key` from Redis into shared memory. When Redis has none, claims the key for
-   * this process (`claimed`: produce it, then set or release) or, when another process
-   * holds the claim, calls `onWaiting` and polls for that process's entry up to waitMs.
-   * Concurrent loads of one key share one Redis round trip.
+   * Copies `key` from Redis into shared memory. When Redis has none and `claim` is true,
+   * claims the key for this process (`claimed`: produce it, then set or release) or, when
+   * another process holds the claim, calls `onWaiting` and polls for that process's entry
+   * up to waitMs. Without `claim` (the caller will not store what it gets: a HEAD, a range,
+   * a request with credentials) a miss in Redis is just a miss. Concurrent loads of one
+   * key share one Redis round trip. Never rejects: anything that goes wrong is a miss.
    */
-  load (key: string, onWaiting: () => void = () => {}): Promise<LoadResult> {
-    let pending = this.#loads.get(key)
+  load (key: string, onWaiting: () => void = () => {}, claim = true): Promise<LoadResult> {
+    const id = claim ? key : '\0peek\n' + key
+    let pending = this.#loads.get(id)
     if (!pending) {
       const waiters: Waiters = { waiting: false, calls: [] }
       const started = (): void => {
         waiters.waiting = true
         for (const call of waiters.calls) call()
       }
-      pending = this.#load(key, started).finally(() => { this.#loads.delete(key); this.#waiters.delete(key) })
-      this.#loads.set(key, pending)
-      this.#waiters.set(key, waiters)
+      pending = this.#load(key, started, claim)
+        .catch(() => { this.counters.loadMisses++; return MISS })
+        .finally(() => { this.#loads.delete(id); this.#waiters.delete(id) })
+      this.#loads.set(id, pending)
+      this.#waiters.set(id, waiters)
     }
-    const waiters = this.#waiters.get(key)
+    const waiters = this.#waiters.get(id)
     // A thread that joins a load already waiting for another process is told at once.
     if (waiters?.waiting) onWaiting()
     else waiters?.calls.push(onWaiting)
     return pending
   }
 
-  async #load (key: string, onWaiting: () => void): Promise<LoadResult> {
+  async #load (key: string, onWaiting: () => void, claim: boolean): Promise<LoadResult> {
     const entryKey = this.#entryKey(key)
     const raw = await this.#call(() => this.#redis.getBuffer(entryKey))
     if (raw === undefined) return MISS
-    // An entry revalidated since it was written is treated as none: claim it and render it once.
-    if (raw !== null && await this.#copy(key, raw) !== 'revalidated') return { found: true, claimed: false }
-    const claim = await this.#call(() => this.#redis.set(this.#claimKey(key), this.#id, 'PX', this.#o.claimMs, 'NX'))
-    if (claim === 'OK') {
+    // An entry revalidated since it was written, or refused, is treated as none: claim it and render it once.
+    const copied = raw === null ? 'none' : await this.#copy(key, raw)
+    if (copied === 'copied') return { found: true, claimed: false }
+    if (!claim) {
+      this.counters.loadMisses++
+      return MISS
+    }
+    const claimed = await this.#call(() => this.#redis.set(this.#claimKey(key), this.#id, 'PX', this.#o.claimMs, 'NX'))
+    if (claimed === 'OK') {
       this.counters.loadMisses++
       return { found: false, claimed: true }
     }
-    if (claim === undefined) return MISS
+    if (claimed === undefined) return MISS
     // Another process is producing it: one render for the fleet, the others wait for it.
     onWaiting()
     this.counters.waits++
@@ -343,13 +387,20 @@ export class FleetAgent {
     return MISS
   }
 
-  /** Puts an entry read from Redis into shared memory, unless one of its tags was revalidated since it was written. */
+  /**
+   * Puts an entry read from Redis into shared memory, unless one of its tags was revalidated
+   * since it was written. An entry this process could not use (damaged, too large once
+   * inflated, metadata the HTTP cache cannot serve: entry-codec.ts, entry-meta.ts) is
+   * refused and counted, and stays out of memory; the key is then produced again, which
+   * replaces it in Redis.
+   */
   async #copy (key: string, raw: Buffer): Promise<'copied' | 'revalidated' | 'refused'> {
     let entry: Awaited<ReturnType<typeof decodeEntry>>
     try {
-      entry = await decodeEntry(raw)
+      entry = await decodeEntry(raw, this.#memory.maxEntryBytes)
+      if (!isServableMeta(key, entry.header.m)) throw new Error('metadata the cache cannot serve')
     } catch {
-      this.counters.loadMisses++
+      this.counters.refused++
       return 'refused'
     }
     const { header, value } = entry
@@ -372,6 +423,11 @@ export class FleetAgent {
   /** Gives up this process's claim (after any save of the key in progress): waiting processes produce it themselves. */
   async #release (key: string): Promise<void> {
     await this.#saves.settled(key)
+    await this.#unclaim(key)
+  }
+
+  /** Deletes the claim on `key` if this process holds it: a save that writes nothing must not leave the fleet waiting. */
+  async #unclaim (key: string): Promise<void> {
     await this.#call(() => this.#redis.eval(RELEASE_SCRIPT, 1, this.#claimKey(key), this.#id))
   }
 
@@ -392,7 +448,7 @@ export class FleetAgent {
   async #save (key: string): Promise<void> {
     if (!this.#up) return
     const entry = this.#memory.get(key, { peek: true })
-    if (!entry) return
+    if (!entry) return this.#unclaim(key)
     const header: EntryHeader = {}
     if (entry.tags.length > 0) header.t = [...entry.tags]
     if (entry.path !== undefined) header.p = entry.path
@@ -408,11 +464,11 @@ export class FleetAgent {
     const raw = await encodeEntry(header, entry.value, this.#o.compressAbove)
     if (raw.length > this.#o.maxEntryBytes) {
       this.counters.oversize++
-      return
+      return this.#unclaim(key)
     }
     // Every entry has a TTL, so a server full under volatile-lru evicts entries, never the tag versions.
     const ttl = Math.min(this.#o.maxTtl, Number.isFinite(entry.expireAt) ? Math.ceil(entry.expireAt - Date.now()) : Infinity)
-    if (ttl <= 0) return
+    if (ttl <= 0) return this.#unclaim(key)
     // Writing the entry ends any claim on it: processes waiting for it find it at their next poll.
     const done = await this.#call(() => this.#redis.pipeline().set(this.#entryKey(key), raw, 'PX', ttl).del(this.#claimKey(key)).exec())
     if (done !== undefined) this.counters.saves++
@@ -470,4 +526,9 @@ function redacted (url: string): string {
   } catch {
     return 'an invalid URL'
   }
+}
+
+/** Whether a reply is what ioredis' `exec()` settles with: one `[null, result]` or `[error]` per command. */
+function isBatch (value: unknown): value is Array<[Error | null, unknown?]> {
+  return Array.isArray(value) && value.every((reply) => Array.isArray(reply) && (reply[0] === null || reply[0] instanceof Error))
 }

@@ -7,6 +7,15 @@ import type { FromAgent, ToAgent } from './protocol.ts'
 // Longest a miss waits for the agent's first answer when its thread is slow to reply.
 const MAIN_THREAD_REPLY_MS = 1000
 
+export interface FleetGetOptions extends GetOptions {
+  /**
+   * On a miss in memory and in Redis, take the fleet's claim on the key so that other
+   * processes wait for this one's entry (default true). Pass false when the caller will not
+   * store what it produces: the claim would hold every other process up to `claimMs`.
+   */
+  claim?: boolean
+}
+
 /**
  * The two-tier store a thread uses: the process's shared memory in front, Redis/Valkey
  * behind it through the process's fleet agent. A hit in memory is answered synchronously,
@@ -67,18 +76,20 @@ export class FleetStore implements CacheStore {
     this.#channel.postMessage(message)
   }
 
-  get (key: string, options?: GetOptions): MaybePromise<StoreEntry | undefined> {
+  get (key: string, options?: FleetGetOptions): MaybePromise<StoreEntry | undefined> {
     const found = this.memory.get(key, { peek: true })
     if (found || !this.#up) {
       if (options?.peek !== true) this.memory.count(found ? (found.stale ? 'stale' : 'hit') : 'miss')
       return found
     }
-    return this.#load(key).then(() => this.memory.get(key, options))
+    const claim = options?.claim !== false
+    return this.#load(key, claim).then(() => this.memory.get(key, options?.peek === true ? { peek: true } : undefined))
   }
 
-  /** Asks the agent for `key`; one request per key per thread at a time, bounded by the timeouts. */
-  #load (key: string): Promise<void> {
-    let pending = this.#loads.get(key)
+  /** Asks the agent for `key`; one request per key (and claim) per thread at a time, bounded by the timeouts. */
+  #load (key: string, claim: boolean): Promise<void> {
+    const loadId = claim ? key : '\0peek\n' + key
+    let pending = this.#loads.get(loadId)
     if (pending) return pending
     const id = `${threadId}:${++this.#seq}`
     pending = new Promise<void>((resolve) => {
@@ -89,7 +100,7 @@ export class FleetStore implements CacheStore {
       const done = (claimed: boolean): void => {
         clearTimeout(timer)
         this.#waiting.delete(id)
-        this.#loads.delete(key)
+        this.#loads.delete(loadId)
         if (claimed) this.#claimed.add(key)
         resolve()
       }
@@ -100,8 +111,8 @@ export class FleetStore implements CacheStore {
       }
       this.#waiting.set(id, { done, wait })
     })
-    this.#loads.set(key, pending)
-    this.#post({ t: 'load', id, key })
+    this.#loads.set(loadId, pending)
+    this.#post(claim ? { t: 'load', id, key } : { t: 'load', id, key, claim: false })
     return pending
   }
 
@@ -112,9 +123,14 @@ export class FleetStore implements CacheStore {
     return {
       release: () => {
         lease.release()
-        if (this.#claimed.delete(key)) this.#post({ t: 'release', key })
+        this.unclaim(key)
       },
     }
+  }
+
+  /** Gives up the fleet's claim on `key` if this thread holds it and has not set it: other processes stop waiting for this one. */
+  unclaim (key: string): void {
+    if (this.#claimed.delete(key)) this.#post({ t: 'release', key })
   }
 
   waitFor (key: string, timeout: number): Promise<boolean> {

@@ -3,6 +3,7 @@ import { createSharedStore, type SharedStore } from '../shared-store.ts'
 import type { SharedStoreOptions } from '../store-options.ts'
 import { FleetAgent, type FleetAgentOptions } from './fleet-agent.ts'
 import { FleetStore } from './fleet-store.ts'
+import { registerFleetStore, unregisterFleetStore } from './registry.ts'
 import type { FleetLink } from './thread-store.ts'
 
 export type { FleetLink } from './thread-store.ts'
@@ -38,11 +39,13 @@ export async function startFleet (options: StartFleetOptions): Promise<Fleet> {
   await agent.start()
   const store = new FleetStore(memory, link.channel, link.timeout, link.waitMs)
   await store.ready()
+  registerFleetStore(store)
   return {
     store,
     agent,
     shared: Object.freeze({ [DEFAULT_SHARED_NAME]: memory.buffer, [DEFAULT_SHARED_NAME + 'Fleet']: link }),
     async close () {
+      unregisterFleetStore(store)
       store.close()
       await agent.close()
     },

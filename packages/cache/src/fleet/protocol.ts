@@ -4,10 +4,12 @@
 
 /**
  * A thread missed `key` in shared memory: the agent copies it there from Redis if it can.
- * When Redis has no entry either, the agent claims the key for this process (one producer
- * in the fleet) or, when another process holds the claim, waits for that process's entry.
+ * When Redis has no entry either and `claim` is not false, the agent claims the key for
+ * this process (one producer in the fleet) or, when another process holds the claim, waits
+ * for that process's entry. `claim: false` is for a thread that will not store what it
+ * gets (a HEAD, a range, a request with credentials): it must not make the fleet wait.
  */
-export interface LoadMessage { t: 'load', id: string, key: string }
+export interface LoadMessage { t: 'load', id: string, key: string, claim?: boolean }
 /** This process produced nothing for a key it claimed: other processes stop waiting for it. */
 export interface ReleaseMessage { t: 'release', key: string }
 /** `key` was just stored in shared memory: the agent copies it to Redis. */
