@@ -76,6 +76,8 @@ export class FleetAgent {
   // Invalidations not yet in Redis (it was unreachable): tag -> expire ms. Replayed on reconnect.
   readonly #pending = new Map<string, number>()
   readonly #sending = new Set<string>()
+  // Keys deleted in this turn of the loop, sent together (#sendDeletes).
+  readonly #deletes = new Set<string>()
   readonly #loads = new Map<string, Promise<LoadResult>>()
   readonly #waiters = new Map<string, Waiters>()
   readonly #saves = new SaveQueue(SAVE_CONCURRENCY, SAVE_QUEUE_LIMIT, (key) => this.#save(key), () => { this.counters.dropped++ })
@@ -280,18 +282,29 @@ export class FleetAgent {
         void this.#release(message.key)
         break
       case 'delete':
-        // Gone from Redis, then from every other process's memory (a purge by key, the
-        // invalidation after a POST): without the message each would serve its copy until it expired.
-        void this.#call(() => this.#redis.multi()
-          .del(this.#entryKey(message.key))
-          .publish(this.#o.prefix + 'invalidate', JSON.stringify({ o: this.#id, d: [message.key] }))
-          .exec())
+        if (this.#deletes.size === 0) setImmediate(() => this.#sendDeletes())
+        this.#deletes.add(message.key)
         break
       case 'invalidate':
         for (const tag of message.tags) this.#pending.set(tag, Math.min(this.#pending.get(tag) ?? Infinity, message.expire))
         void this.#flush()
         break
     }
+  }
+
+  /**
+   * Deletes keys in Redis, then from every other process's memory (a purge by key, the
+   * invalidation after a POST): without the message each would serve its copy until it
+   * expired. The deletes of one turn of the loop (a POST drops its URL, its Location and
+   * their partial responses) go as one transaction and one message.
+   */
+  #sendDeletes (): void {
+    const keys = [...this.#deletes]
+    this.#deletes.clear()
+    void this.#call(() => this.#redis.multi()
+      .del(...keys.map((key) => this.#entryKey(key)))
+      .publish(this.#o.prefix + 'invalidate', JSON.stringify({ o: this.#id, d: keys }))
+      .exec())
   }
 
   #entryKey (key: string): string {
