@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { normalizeAcceptLanguage } from './accept-language.ts'
 import { normalizeHost, splitTarget } from './url-normalize.ts'
@@ -62,12 +63,18 @@ export function variantKey (primary: string, varyId: string, fields: readonly st
   return `${primary}\n\0vary ${varyId}\n` + fields.map((f) => `${f}=${encodeURIComponent(fieldValue(f, headers[f], language))}`).join('&')
 }
 
+// Fields whose values are secrets: a response that varies on one is keyed by a digest of
+// the value, so a session token never appears in a key (with the fleet tier keys are
+// Redis key names, which SCAN, MONITOR and slow logs show to whoever operates Redis).
+const SECRET_FIELDS = new Set(['cookie', 'authorization', 'proxy-authorization'])
+
 function fieldValue (name: string, value: string | string[] | undefined, language: string | undefined): string {
   if (name === 'accept-language') {
     if (language !== undefined) return `\0lang ${language}`
     const canonical = normalizeAcceptLanguage(value)
     if (canonical !== undefined) return `\0al ${canonical}`
   }
+  if (SECRET_FIELDS.has(name) && value !== undefined) return `\0sha256 ${createHash('sha256').update(normalize(value)).digest('base64url')}`
   return normalize(value)
 }
 

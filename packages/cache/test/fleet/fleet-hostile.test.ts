@@ -55,6 +55,10 @@ async function member (prefix: string, options: Partial<StartFleetOptions> = {})
       return `item render ${count('item')}`
     })
     app.post('/item', async () => 'updated')
+    app.get('/mine', async (request, reply) => {
+      reply.header('cache-control', 's-maxage=60').header('vary', 'cookie')
+      return `page for ${request.headers.cookie ?? 'nobody'} ${count('mine')}`
+    })
     app.get('/y/:n', async (request, reply) => {
       reply.header('cache-control', 's-maxage=60')
       return `fresh ${(request.params as { n: string }).n} ${count((request.params as { n: string }).n)}`
@@ -100,6 +104,25 @@ describe('the fleet tier against hostile requests and a hostile Redis', () => {
       a.memory.invalidatePaths(['/'])
       b.memory.invalidatePaths(['/'])
     }
+  })
+
+  it('a response that varies on Cookie is kept per cookie under a digest: no Redis key holds the cookie', async () => {
+    const prefix = `hostile-${randomUUID()}:`
+    const a = await member(prefix)
+    const b = await member(prefix)
+    const alice = { ...site, cookie: 'session=alice-secret-token' }
+    const bob = { ...site, cookie: 'session=bob-secret-token' }
+    expect((await get(`${a.url}/mine`, { headers: alice })).text).toBe('page for session=alice-secret-token 1')
+    expect((await get(`${a.url}/mine`, { headers: bob })).text).toBe('page for session=bob-secret-token 2')
+    expect((await get(`${a.url}/mine`, { headers: alice })).headers.get('x-cache')).toBe('HIT')
+    await sleep(100)
+    const keys = await client.keys(`${prefix}*`)
+    expect(keys.some((key) => key.includes('/mine'))).toBe(true)
+    expect(keys.filter((key) => key.includes('secret-token'))).toEqual([])
+    // Each cookie still gets its own page, in this process and the other (which renders its
+    // own: a variant is not looked up in Redis, docs/fleet.md, Limits).
+    expect((await get(`${b.url}/mine`, { headers: bob })).text).toMatch(/^page for session=bob-secret-token \d$/)
+    expect((await get(`${a.url}/mine`, { headers: alice })).text).toBe('page for session=alice-secret-token 1')
   })
 
   it('a purge through the control routes made on the memory store reaches Redis and every process (keys, tags, paths)', async () => {
