@@ -1,7 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { deserialize, serialize } from 'node:v8'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createSharedStore } from '@spindle/cache'
 import { serve, type SpindleServer } from '@spindle/runtime'
@@ -135,6 +137,29 @@ describe('Next.js caches shared by 2 workers', () => {
     expect(posted.status).toBeLessThan(400)
     const after = await b.get('/action')
     expect(textOf(after.body, 'action')).not.toBe(before)
+  })
+
+  it('renders a cached page afresh, not a 500, when its entry in the store is of another shape', async () => {
+    // The key the handler reads for /isr: the build, then Next's own key for the page.
+    const { getRouteCacheKey } = createRequire(join(fixtureDir, 'package.json'))('next/dist/server/lib/route-cache-key.js')
+    const buildId = readFileSync(join(fixtureDir, '.next', 'BUILD_ID'), 'utf8').trim()
+    const key = `next:${buildId}:isr:` + getRouteCacheKey('/isr', { kind: 'APP_PAGE', sourceRoute: '/isr/page' })
+    await a.get('/isr')
+    expect(store.get(key, { peek: true })).toBeDefined()
+    const wrong = [
+      42,
+      { lastModified: Date.now(), value: null, cacheControl: { revalidate: 60, expire: 3600 } },
+      { lastModified: Date.now(), value: { kind: 'FETCH', data: { headers: {}, body: '', url: '', status: 200 }, revalidate: 10 } },
+      { lastModified: Date.now(), value: { kind: 'APP_PAGE', html: 5, rscData: 'x', headers: 'x', status: 'abc' }, cacheControl: { revalidate: 60, expire: 3600 } },
+    ]
+    for (const entry of wrong) {
+      store.set(key, serialize(entry))
+      const page = await b.get('/isr')
+      expect(page.status, JSON.stringify(entry)).toBe(200)
+      expect(textOf(page.body, 'isr')).toMatch(/^isr:/)
+      // Rendered as on a miss, and stored in its place.
+      expect(deserialize(store.get(key, { peek: true })!.value)).toMatchObject({ value: { kind: 'APP_PAGE', html: expect.stringContaining('isr:') } })
+    }
   })
 
   it('serves nothing from an old build after a new build, though the store lives on', async () => {

@@ -46,6 +46,23 @@ describe('Next.js revalidation purges httpCache', () => {
     expect(await body(`${url}/about`)).toBe('/about 2')
   })
 
+  it('a path tag with dot segments purges no page: Next matches it as spelled, and no page is spelled so', async () => {
+    const { url } = await pages()
+    for (const path of ['/', '/other', '/blog/a']) await body(url + path)
+    // revalidatePath('/other/..'), ('/x/../other'), ... as Next sends them: it does not resolve dot segments.
+    const tags = ['_N_T_/other/..', '_N_T_/x/../other', '_N_T_/%2e%2E/other', '_N_T_/./blog/layout', '_N_T_/blog/.%2e/page', '_N_T_/..']
+    await new SpindleCacheHandler({}).revalidateTag(tags)
+    await useCache.updateTags(tags)
+    expect(await body(`${url}/`)).toBe('/ 1')
+    expect(await body(`${url}/other`)).toBe('/other 1')
+    expect(await body(`${url}/blog/a`)).toBe('/blog/a 1')
+    // They are still tags: Next's entries that carry them are revalidated.
+    expect(await useCache.getExpiration(['_N_T_/other/..'])).toBeGreaterThan(0)
+    // The same pages named without dot segments are purged.
+    await useCache.updateTags(['_N_T_/other'])
+    expect(await body(`${url}/other`)).toBe('/other 2')
+  })
+
   it('revalidateTag / updateTag purge pages whose Cache-Tag names the tag', async () => {
     const { url } = await pages()
     await body(`${url}/post`)

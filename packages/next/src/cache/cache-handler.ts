@@ -1,5 +1,6 @@
 import { rememberServerDistDir, buildNamespace } from './build-id.ts'
 import { decode, encode } from './codec.ts'
+import { isStoredValue, type CacheControl, type IncrementalValue, type StoredValue } from './entry-shapes.ts'
 import { invalidateNextTags, nextCacheStore, storeTags } from './store.ts'
 
 // Next.js `cacheHandler` (ISR pages, route handlers, the fetch cache) on the shared store.
@@ -8,22 +9,6 @@ import { invalidateNextTags, nextCacheStore, storeTags } from './store.ts'
 
 const FETCH = 'FETCH'
 const TAGS_HEADER = 'x-next-cache-tags'
-
-interface CacheControl { revalidate?: number | false, expire?: number }
-
-/** What is stored: the value Next gave, when, and the lifetimes Next gave with it. */
-interface StoredValue {
-  lastModified: number
-  value: IncrementalValue | null
-  cacheControl: CacheControl | undefined
-}
-
-interface IncrementalValue {
-  kind: string
-  headers?: Record<string, unknown>
-  revalidate?: number
-  [key: string]: unknown
-}
 
 interface GetContext { kind?: string, tags?: string[], softTags?: string[], revalidate?: number | false }
 interface SetContext { fetchCache?: boolean, tags?: string[], cacheControl?: CacheControl }
@@ -57,7 +42,7 @@ export default class SpindleCacheHandler {
     rememberServerDistDir(ctx.serverDistDir)
   }
 
-  /** Never throws: a store that cannot answer is a miss. */
+  /** Never throws: a store that cannot answer, or an entry Next could not read (see entry-shapes.ts), is a miss. */
   async get (key: string, ctx: GetContext = {}): Promise<StoredValue | null> {
     try {
       const ns = buildNamespace()
@@ -66,7 +51,8 @@ export default class SpindleCacheHandler {
       // A promise only on a memory miss with a fleet tier behind it.
       const entry = await store.get(ns + 'isr:' + key)
       if (!entry) return null
-      const stored = decode<StoredValue>(entry.value)
+      const stored = decode<unknown>(entry.value)
+      if (!isStoredValue(stored, ctx.kind)) return null
       // Soft tags (the rendering page's paths) and tags the entry was not stored with are
       // known only at read time; revalidatePath expires them at once.
       if (stored.value?.kind === FETCH) {

@@ -53,6 +53,21 @@ export function storeTags (tags: readonly string[]): string[] {
 // revalidatePath('/p', 'layout') is `_N_T_/p/layout`.
 const IMPLICIT = '_N_T_'
 
+// A `.` or `..` segment, spelled out or percent-encoded.
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:\/|$)/i
+
+/**
+ * The URL path an implicit tag names for the HTTP cache, or undefined. Next does not
+ * resolve dot segments: `_N_T_/blog/..` (revalidatePath('/blog/..')) names its entries of
+ * that very spelling, which no page has. The HTTP cache compares paths in canonical form,
+ * where `/blog/..` is `/`: passed on, such a tag would purge every page instead of none.
+ */
+function pathOfTag (tag: string): string | undefined {
+  if (!tag.startsWith(IMPLICIT + '/')) return undefined
+  const path = tag.slice(IMPLICIT.length).replace(/\/(?:layout|page)$/, '') || '/'
+  return DOT_SEGMENT.test(path) ? undefined : path
+}
+
 /**
  * Invalidates Next's entries for `tags`, and, through the same store, what the HTTP cache
  * (`httpCache`) holds for them: the tags themselves (a page's `Cache-Tag` header), and for
@@ -62,7 +77,7 @@ const IMPLICIT = '_N_T_'
 export function invalidateNextTags (tags: readonly string[], expireMs: number): void {
   const store = nextCacheStore()
   const plain = tags.filter((t) => !t.startsWith(IMPLICIT))
-  const paths = tags.filter((t) => t.startsWith(IMPLICIT + '/')).map((t) => t.slice(IMPLICIT.length).replace(/\/(?:layout|page)$/, '') || '/')
+  const paths = tags.map(pathOfTag).filter((p) => p !== undefined)
   store.invalidateTags([...storeTags(tags), ...plain], { expire: expireMs })
   if (paths.length > 0) store.invalidatePaths(paths, { expire: expireMs })
 }

@@ -1,6 +1,7 @@
 import type { Lease } from '@spindle/cache'
 import { buildNamespace } from './build-id.ts'
 import { decode, encode } from './codec.ts'
+import { isStoredUseCacheEntry, type StoredUseCacheEntry } from './entry-shapes.ts'
 import { invalidateNextTags, memoryOf, nextCacheStore, storeTags } from './store.ts'
 
 // Next.js `cacheHandlers` ('use cache' with cacheComponents) on the shared store. The
@@ -20,8 +21,6 @@ export interface UseCacheEntry {
   expire: number
   revalidate: number
 }
-
-type StoredEntry = Omit<UseCacheEntry, 'value'> & { body: Uint8Array }
 
 // A claim lasts this long at most, from a miss to its set: a render that takes longer,
 // fails without a set, or dies with its thread cannot hold other threads up for longer.
@@ -84,7 +83,10 @@ async function get (cacheKey: string, _softTags?: string[]): Promise<UseCacheEnt
       } else if (await store.waitFor(key, WAIT_MS)) found = await store.get(key)
     }
     if (!found) return undefined
-    const { body, ...entry } = decode<StoredEntry>(found.value)
+    const stored = decode<unknown>(found.value)
+    // Not an entry this handler stored: Next could not read it (see entry-shapes.ts).
+    if (!isStoredUseCacheEntry(stored)) return undefined
+    const { body, ...entry } = stored
     // A negative expire marks an evicted entry in Next's tiered handler.
     if (entry.expire < 0) return undefined
     return {
@@ -119,7 +121,7 @@ async function set (cacheKey: string, pendingEntry: Promise<UseCacheEntry>): Pro
     // A tag revalidated while the entry was being produced makes it stale on arrival:
     // keep it out rather than let it pass as fresh.
     if (store.tagsRevalidatedAt(tags) > entry.timestamp) return
-    const stored: StoredEntry = {
+    const stored: StoredUseCacheEntry = {
       tags: entry.tags,
       stale: entry.stale,
       timestamp: entry.timestamp,
