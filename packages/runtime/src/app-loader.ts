@@ -21,11 +21,11 @@ export async function loadApp (appPath: string): Promise<LoadedApp> {
     plugin = (plugin as { default: unknown }).default
   }
   if (typeof plugin !== 'function') {
-    throw new SPINDLE_RUNTIME_APP_INVALID(appPath, plugin === undefined ? 'no default export' : typeof plugin)
+    throw new SPINDLE_RUNTIME_APP_INVALID(appPath, `must export a Fastify plugin as its default export (got ${plugin === undefined ? 'no default export' : typeof plugin})`)
   }
   const options = (mod.options ?? (mod.default as { options?: unknown }).options ?? {}) as FastifyServerOptions
   if (typeof options !== 'object' || options === null) {
-    throw new SPINDLE_RUNTIME_APP_INVALID(appPath, `an "options" export of type ${typeof options}`)
+    throw new SPINDLE_RUNTIME_APP_INVALID(appPath, `must export its Fastify server options as an object in \`options\` (got ${typeof options})`)
   }
   return { plugin: plugin as FastifyPluginAsync, options }
 }

@@ -129,6 +129,9 @@ async function main (argv: string[]): Promise<void> {
   const pick = (flag: string, envName: string): number | undefined =>
     int(`--${flag}`, values[flag as keyof typeof values] as string | undefined) ?? int(envName, env[envName])
 
+  for (const flag of ['control-port', 'control-host'] as const) {
+    if (values['no-control'] && values[flag] !== undefined) usage(`--no-control and --${flag} contradict each other: give one of them`)
+  }
   const controlPort: number | false | undefined = values['no-control'] ? false : pick('control-port', 'SPINDLE_CONTROL_PORT')
   const logger = config.logger ?? createConsoleLogger()
   const options = {
@@ -156,7 +159,6 @@ async function main (argv: string[]): Promise<void> {
 
   // Checked before the banner, so a bad option is the first thing said (serve() checks again).
   const resolved = resolveOptions(options)
-  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
   process.stderr.write(resolved.mode === 'pool'
     ? `[spindle] starting 1 worker with ${plural(resolved.poolThreads, 'pool thread')} for ${app}\n`
     : `[spindle] starting ${plural(resolved.workers, 'worker')} for ${app}\n`)
@@ -167,13 +169,17 @@ async function main (argv: string[]): Promise<void> {
     `  spindle ${VERSION} ready in ${Date.now() - started} ms (Node.js ${process.version}, pid ${process.pid})`,
     `  app      ${app}`,
     server.mode === 'pool'
-      ? `  workers  1 Fastify thread, renders in ${server.poolThreads} pool thread${server.poolThreads === 1 ? '' : 's'} (pool mode)`
-      : `  workers  ${server.workers} threads on one port (SO_REUSEPORT)`,
+      ? `  workers  1 Fastify thread, renders in ${plural(server.poolThreads, 'pool thread')} (pool mode)`
+      : `  workers  ${plural(server.workers, 'thread')} on one port (SO_REUSEPORT)`,
     `  url      ${server.url}`,
     server.controlUrl ? `  control  ${server.controlUrl}  (/healthz /readyz /status /metrics)` : '  control  disabled',
     '',
   ]
   process.stdout.write(lines.join('\n') + '\n')
+}
+
+function plural (n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`
 }
 
 function defined<T extends object> (obj: T): { [K in keyof T]?: Exclude<T[K], undefined> } {

@@ -7,8 +7,10 @@ import type { ServeOptions } from './options.ts'
 /** What a spindle.config.* file exports: serve() options, with `app` optional (default ./app.js). */
 export type SpindleConfig = Omit<ServeOptions, 'app'> & { app?: string }
 
-/** Identity helper that types a spindle.config.* file. */
-export function defineConfig (config: SpindleConfig): SpindleConfig {
+/** Identity helper that types a spindle.config.* file: its options, or a promise of them. */
+export function defineConfig (config: SpindleConfig): SpindleConfig
+export function defineConfig (config: Promise<SpindleConfig>): Promise<SpindleConfig>
+export function defineConfig (config: SpindleConfig | Promise<SpindleConfig>): SpindleConfig | Promise<SpindleConfig> {
   return config
 }
 
@@ -22,17 +24,20 @@ export function findConfigFile (dir: string): string | undefined {
   return undefined
 }
 
-/** Imports a config file; relative paths in it (app, cwd) are resolved from its directory. */
+/**
+ * Imports a config file; relative paths in it (app, cwd) are resolved from its directory. Its
+ * default export may be a promise of the options, for a config that reads something first.
+ */
 export async function loadConfigFile (file: string): Promise<SpindleConfig> {
-  let mod: { default?: unknown }
+  let config: unknown
   try {
-    mod = await import(pathToFileURL(file).href) as { default?: unknown }
+    const mod = await import(pathToFileURL(file).href) as { default?: unknown }
+    config = await mod.default
   } catch (err) {
     throw new SPINDLE_RUNTIME_CONFIG_LOAD_FAILED(file, (err as Error).message, { cause: err })
   }
-  const config = mod.default
   if (typeof config !== 'object' || config === null) {
-    throw new SPINDLE_RUNTIME_CONFIG_LOAD_FAILED(file, 'its default export must be an object (use defineConfig)')
+    throw new SPINDLE_RUNTIME_CONFIG_LOAD_FAILED(file, 'its default export must be an object, or a promise of one (use defineConfig)')
   }
   const out = { ...(config as SpindleConfig) }
   const dir = dirname(file)

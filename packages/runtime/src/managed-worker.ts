@@ -6,6 +6,7 @@ import { Worker } from 'node:worker_threads'
 import { SPINDLE_RUNTIME_START_TIMEOUT, SPINDLE_RUNTIME_WORKER_START_FAILED } from './errors.ts'
 import { newBalanceState } from './balance.ts'
 import type { ResolvedOptions } from './options.ts'
+import { MAX_TIMER_MS } from './option-schema.ts'
 import {
   PHASE_STARTING, STATUS_BYTES, STATUS_HEARTBEAT, STATUS_INFLIGHT, STATUS_PHASE, STATUS_PRESSURE, STATUS_REQUESTS, STATUS_SHED_FIRST,
   STATUS_ADMISSION, STATUS_HANDED_OFF, STATUS_HANDOFF, STATUS_RESTARTING, SHUTDOWN_IDLE_GRACE, METRICS_STALE_MS,
@@ -227,16 +228,20 @@ export class ManagedWorker extends EventEmitter {
    */
   async drain (timeout: number, exitGrace = 1000, idleGrace = SHUTDOWN_IDLE_GRACE): Promise<{ unfinished: number, terminated: boolean }> {
     if (this.#exited) return { unfinished: 0, terminated: false }
-    let unfinished = 0
+    let drained: number | undefined
     const onMessage = (msg: WorkerMessage): void => {
-      if (msg.type === 'drained') unfinished = msg.unfinished
+      if (msg.type === 'drained') drained = msg.unfinished
     }
     this.on('worker-message', onMessage)
     this.#post({ type: 'drain', timeout, idleGrace })
     const exited = await this.#waitExit(timeout + exitGrace)
     this.off('worker-message', onMessage)
-    if (!exited) await this.terminate()
-    return { unfinished, terminated: !exited }
+    if (exited) return { unfinished: drained ?? 0, terminated: false }
+    // A worker that never reported its drain (its loop held by a long synchronous render, say)
+    // could not count what it cuts: its status block still holds what is in flight.
+    const unfinished = drained ?? this.inflight
+    await this.terminate()
+    return { unfinished, terminated: true }
   }
 
   async terminate (): Promise<void> {
@@ -247,7 +252,8 @@ export class ManagedWorker extends EventEmitter {
   async #waitExit (timeout: number): Promise<boolean> {
     if (this.#exited) return true
     const ac = new AbortController()
-    const timer = setTimeout(() => ac.abort(), timeout)
+    // The exit grace on top of shutdownTimeout may pass what a timer takes.
+    const timer = setTimeout(() => ac.abort(), Math.min(timeout, MAX_TIMER_MS))
     try {
       await once(this, 'exit', { signal: ac.signal })
       return true

@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { defaultWorkerCount } from './cpus.ts'
-import { fail } from './option-checks.ts'
+import { checkCloneable, fail } from './option-checks.ts'
 import { optionChecker } from '@spindle/options'
 import { serveSchema } from './option-schema.ts'
 import { resolveMode, type Mode, type ModeOption } from './mode.ts'
@@ -16,7 +16,7 @@ export type ControlHandler = (req: IncomingMessage, res: ServerResponse) => void
 export interface ServeOptions {
   /** The app module: a path (relative to `cwd`) or file URL. Its default export is a Fastify plugin. */
   app: string | URL
-  /** Options passed to the app plugin when it is registered. Must be structured-cloneable. */
+  /** Options passed to the app plugin when it is registered. Must be structured-cloneable: each worker gets a copy. */
   appOptions?: Record<string, unknown>
   /**
    * Threads that render: worker threads in reusePort mode, render pool threads in pool mode.
@@ -35,13 +35,13 @@ export interface ServeOptions {
   shutdownTimeout?: number
   /** Longest time a worker may take from spawn to listening, in ms. Default 60000. */
   startTimeout?: number
-  /** A worker whose event loop has not ticked for this long counts as not ready, in ms. Default 1000. */
+  /** A worker whose event loop has not ticked for this long counts as not ready, in ms; at least 200 (four heartbeats). Default 1000. */
   heartbeatTimeout?: number
   /** A worker whose event loop has not ticked for this long is replaced, in ms. Default 10000. */
   stallTimeout?: number
   /** A worker whose heap use passes this fraction of its heap limit is replaced. Default 0.9. */
   heapLimitRatio?: number
-  /** Old-generation heap limit of each worker in MB (Worker resourceLimits). Default: V8's. */
+  /** Old-generation heap limit of each worker in MB (Worker resourceLimits), at least 32. Default: V8's. */
   maxHeapMb?: number
   /**
    * Young-generation size of each worker in MB (Worker resourceLimits): smaller means
@@ -92,6 +92,7 @@ export interface ServeOptions {
   /**
    * Resources created once in the main thread and handed to every worker, restarted ones
    * included (e.g. a SharedArrayBuffer). Read them in a worker with `getSharedResource(name)`.
+   * Each must be structured-cloneable.
    */
   shared?: Record<string, unknown>
   /** Extra control-server routes, keyed 'METHOD /path'. */
@@ -241,6 +242,8 @@ function resolveWarmup (input: WarmupOptions | false | undefined, mode: Mode): R
  */
 export function resolveOptions (input: ServeOptions, v8YoungGenerationMb?: number): ResolvedOptions {
   checkServeOptions(input)
+  checkCloneable(input.appOptions, 'appOptions')
+  checkCloneable(input.shared, 'shared')
 
   const cwd = input.cwd ?? process.cwd()
   let appPath: string

@@ -1,8 +1,9 @@
-import { connect } from 'node:net'
+import { connect, createServer } from 'node:net'
 import type { Server } from 'node:http'
 import { once } from 'node:events'
 import {
-  SPINDLE_RUNTIME_CONTROL_PORT_IN_USE, SPINDLE_RUNTIME_NODE_TOO_OLD, SPINDLE_RUNTIME_PORT_IN_USE, SPINDLE_RUNTIME_STOPPED_DURING_START,
+  SPINDLE_RUNTIME_CONTROL_PORT_IN_USE, SPINDLE_RUNTIME_INVALID_OPTION, SPINDLE_RUNTIME_NODE_TOO_OLD, SPINDLE_RUNTIME_PORT_IN_USE,
+  SPINDLE_RUNTIME_STOPPED_DURING_START,
 } from './errors.ts'
 import { startCacheFleet } from './cache-fleet.ts'
 import { createControlServer } from './control-server.ts'
@@ -65,12 +66,37 @@ async function assertPortFree (host: string, port: number): Promise<void> {
   if (answered) throw new SPINDLE_RUNTIME_PORT_IN_USE(host, port)
 }
 
+/** The control server's listen error, coded and naming the option at fault. */
+function controlListenError (err: Error & { code?: string }, host: string, port: number): Error {
+  if (err.code === 'EADDRINUSE') return new SPINDLE_RUNTIME_CONTROL_PORT_IN_USE(host, port, { cause: err })
+  if (err.code === 'EACCES') return new SPINDLE_RUNTIME_INVALID_OPTION(`controlPort ${port} cannot be listened on: ${err.message}`, { cause: err })
+  return new SPINDLE_RUNTIME_INVALID_OPTION(`controlHost ${JSON.stringify(host)} cannot be listened on: ${err.message}`, { cause: err })
+}
+
+/**
+ * Listens on the control address for a moment: a host that does not resolve or is not this
+ * machine's, or a port in use, fails the start before any worker loads the app.
+ */
+async function assertControlAddress (host: string, port: number): Promise<void> {
+  const probe = createServer()
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject)
+      probe.listen(port, host, resolve)
+    })
+  } catch (err) {
+    throw controlListenError(err as Error, host, port)
+  } finally {
+    probe.close()
+  }
+}
+
 /** Runs the app on `workers` threads that all listen on one port. Resolves when every worker listens. */
 export async function serve (options: ServeOptions): Promise<SpindleServer> {
   checkPlatform()
   // Until the supervisor's handlers are in place (the option checks and the fleet tier take a
-  // moment), a SIGTERM or SIGINT is noted rather than left to Node's default, which would end
-  // the process with no exit code.
+  // moment), a SIGTERM, SIGINT or SIGHUP is noted rather than left to Node's default, which
+  // would end the process with no exit code.
   const held = heldSignals
   heldSignals = undefined
   const early = (options as ServeOptions | undefined)?.handleSignals === false ? (held?.stop(), undefined) : held ?? noteSignals()
@@ -82,6 +108,7 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
     resolved.logger.info({ mode: resolved.mode, reason: resolved.modeReason, workers: resolved.workers, poolThreads: resolved.poolThreads },
       resolved.mode === 'pool' ? 'pool mode: one Fastify worker, renders in a pool of threads' : 'reusePort mode: workers share the port')
     if (resolved.port !== 0) await assertPortFree(resolved.host, resolved.port)
+    if (resolved.controlPort !== false) await assertControlAddress(resolved.controlHost, resolved.controlPort)
     fleet = await startCacheFleet(resolved)
   } catch (err) {
     early?.stop()
@@ -107,12 +134,13 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
   const signals = installSignals(opts, supervisor, (signal) => close(signal), () => started)
   const removeSignals = signals.remove
   const noted = early?.stop()
-  if (noted) {
+  if (noted?.hup) opts.logger.warn({}, HUP_WHILE_STARTING)
+  if (noted?.signal) {
     // Stopped before any worker started: nothing to start.
-    signals.stop(noted)
+    signals.stop(noted.signal)
     await stopping
     removeSignals()
-    throw new SPINDLE_RUNTIME_STOPPED_DURING_START(noted)
+    throw new SPINDLE_RUNTIME_STOPPED_DURING_START(noted.signal)
   }
   try {
     await supervisor.start()
@@ -151,8 +179,7 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
       removeSignals()
       await supervisor.close()
       await fleet?.close()
-      if ((err as { code?: string }).code === 'EADDRINUSE') throw new SPINDLE_RUNTIME_CONTROL_PORT_IN_USE(opts.controlHost, opts.controlPort, { cause: err })
-      throw err
+      throw controlListenError(err as Error, opts.controlHost, opts.controlPort)
     }
     const address = control.address()
     controlUrl = urlFor(opts.controlHost, typeof address === 'object' && address ? address.port : opts.controlPort)
@@ -186,34 +213,44 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
     poolThreads: opts.poolThreads,
     ready: () => supervisor.isReady(),
     status: () => supervisor.status(),
-    restart: () => supervisor.rollingRestart(),
+    restart: async () => { await supervisor.rollingRestart() },
     close,
   })
 }
 
 let heldSignals: ReturnType<typeof noteSignals> | undefined
 
+const HUP_WHILE_STARTING = 'SIGHUP while the workers start: ignored (the workers starting load the app as it is now)'
+
 /**
- * From now until serve() starts, a SIGTERM or SIGINT is noted (serve() then stops at once)
- * instead of ending the process by Node's default. The CLI calls it first thing: loading the
- * config file and the first steps of serve() take a moment, and a signal in that moment
- * would otherwise kill the process with no exit code.
+ * From now until serve() starts, a SIGTERM or SIGINT is noted (serve() then stops at once),
+ * and a SIGHUP too (serve() warns that it is ignored), instead of ending the process by Node's
+ * default. The CLI calls it first thing: loading the config file and the first steps of
+ * serve() take a moment, and a signal in that moment would otherwise kill the process with no
+ * exit code.
  */
 export function holdSignals (): void {
   heldSignals ??= noteSignals()
 }
 
-/** Records the first SIGTERM or SIGINT until stop(), which removes the listeners and returns it. */
-function noteSignals (): { stop: () => NodeJS.Signals | undefined } {
+/**
+ * Records the first SIGTERM or SIGINT, and whether a SIGHUP came, until stop(), which removes
+ * the listeners and returns them.
+ */
+function noteSignals (): { stop: () => { signal: NodeJS.Signals | undefined, hup: boolean } } {
   let seen: NodeJS.Signals | undefined
+  let hup = false
   const note = (signal: NodeJS.Signals): void => { seen ??= signal }
+  const noteHup = (): void => { hup = true }
   process.on('SIGTERM', note)
   process.on('SIGINT', note)
+  process.on('SIGHUP', noteHup)
   return {
     stop: () => {
       process.off('SIGTERM', note)
       process.off('SIGINT', note)
-      return seen
+      process.off('SIGHUP', noteHup)
+      return { signal: seen, hup }
     },
   }
 }
@@ -238,12 +275,16 @@ function installSignals (opts: ResolvedOptions, supervisor: Supervisor, close: (
   }
   const onHup = (): void => {
     if (!started()) {
-      opts.logger.warn({}, 'SIGHUP while the workers start: ignored (the workers starting load the app as it is now)')
+      opts.logger.warn({}, HUP_WHILE_STARTING)
       return
     }
     opts.logger.info({}, 'SIGHUP: rolling restart')
     supervisor.rollingRestart().then(
-      () => opts.logger.info({}, 'rolling restart done'),
+      ({ replaced, failed, stopped }) => {
+        if (stopped) opts.logger.info({ replaced, failed }, 'rolling restart cut short by shutdown')
+        else if (failed > 0) opts.logger.warn({ replaced, failed }, 'rolling restart done, but replacements failed to start: those slots still run the previous app')
+        else opts.logger.info({ replaced }, 'rolling restart done')
+      },
       (err: unknown) => opts.logger.error({ err: (err as Error).message }, 'rolling restart failed'),
     )
   }

@@ -51,6 +51,12 @@ interface Slot {
   readonly shedBefore: number[]
 }
 
+/** What a replacement came to: `skipped` when none was started (the slot was being replaced, or shutdown began). */
+export type ReplaceOutcome = 'replaced' | 'failed' | 'stopped' | 'skipped'
+
+/** What a rolling restart did; `stopped`: shutdown began before it was through. */
+export interface RollingRestartResult { replaced: number, failed: number, stopped: boolean }
+
 /** A crash-free run this long forgets earlier crashes when computing the next backoff. */
 const STABLE_AFTER = 30_000
 const HEAP_EVERY = 1000
@@ -68,7 +74,7 @@ export class Supervisor extends EventEmitter {
   #lastHeapAt = 0
   #started = false
   /** The rolling restart under way, and whether another was asked for meanwhile. */
-  #rolling: Promise<void> | undefined
+  #rolling: Promise<RollingRestartResult> | undefined
   #rollAgain = false
   #closing = false
   /** Until when (ms since epoch) the workers are told the process restarts a worker (#noteRestarting). */
@@ -257,9 +263,9 @@ export class Supervisor extends EventEmitter {
    * Starts a new worker for the slot and, once it listens, retires the old one: drained
    * when it can still run, terminated when its event loop is stuck.
    */
-  async replace (id: number, reason: string): Promise<void> {
+  async replace (id: number, reason: string): Promise<ReplaceOutcome> {
     const slot = this.#slots[id - 1]
-    if (!slot || slot.replacing || this.#closing) return
+    if (!slot || slot.replacing || this.#closing) return 'skipped'
     const old = slot.worker
     slot.replacing = true
     this.#opts.logger.warn({ worker: id, reason }, 'replacing worker')
@@ -284,6 +290,11 @@ export class Supervisor extends EventEmitter {
     } catch (err) {
       next.retiring = 'start-failed'
       await next.terminate()
+      if (this.#closing) {
+        // The shutdown ended the replacement (and drains the old worker): no failure of its own.
+        slot.replacing = false
+        return 'stopped'
+      }
       if (portLeft) {
         // The old worker let go of the port already: the slot restarts like after a crash.
         slot.worker = undefined
@@ -293,7 +304,7 @@ export class Supervisor extends EventEmitter {
         this.#opts.logger.error({ worker: id, reason, err: (err as Error).message, restartInMs: delay }, 'replacement worker failed to take over the port')
         this.#scheduleRestart(slot, delay)
         await (released ?? this.#release(old!, reason))
-        return
+        return 'failed'
       }
       // Every attempt counts, and the next one backs off like a crash restart: a replacement
       // that cannot start must not be retried on every tick while the old worker serves.
@@ -310,7 +321,7 @@ export class Supervisor extends EventEmitter {
         await old.terminate()
         this.#scheduleRestart(slot, delay)
       }
-      return
+      return 'failed'
     }
     if (next.warmup) this.#opts.logger.info({ worker: id, ...next.warmup }, 'replacement warmed up before taking traffic')
     slot.worker = next
@@ -319,19 +330,22 @@ export class Supervisor extends EventEmitter {
     slot.silentFor = 0
     slot.replacing = false
     this.emit('worker-replaced', { id, reason })
-    if (!old || (old.exited && !released)) return
+    if (!old || (old.exited && !released)) return 'replaced'
     const { unfinished, terminated } = await (released ?? this.#release(old, reason))
     if (unfinished > 0 || terminated) {
       this.#opts.logger.warn({ worker: id, unfinished, terminated }, 'old worker did not finish all requests in shutdownTimeout')
     }
+    return 'replaced'
   }
 
   /** Retires a replaced worker: terminated when its loop is stuck, else drained. */
   async #release (old: ManagedWorker, reason: string): Promise<{ unfinished: number, terminated: boolean }> {
     old.retiring = reason
     if (reason === 'stalled') {
+      // Its loop is stuck: what it holds is cut, as its status block counts it.
+      const unfinished = old.inflight
       await old.terminate()
-      return { unfinished: 0, terminated: false }
+      return { unfinished, terminated: false }
     }
     // Idle keep-alive clients get time to send their next request and be told to close,
     // instead of having their socket closed under them.
@@ -343,22 +357,28 @@ export class Supervisor extends EventEmitter {
    * run once more after it (however many were asked): every worker then runs what was
    * deployed by the last signal, and never two slots are replaced at once.
    */
-  async rollingRestart (): Promise<void> {
+  async rollingRestart (): Promise<RollingRestartResult> {
     if (this.#rolling) {
       this.#rollAgain = true
       return await this.#rolling
     }
     this.#rolling = (async () => {
+      let replaced = 0
+      let failed = 0
       do {
         this.#rollAgain = false
         for (const slot of this.#slots) {
-          if (this.#closing) return
-          if (slot.worker) await this.replace(slot.id, 'rolling-restart')
+          if (this.#closing) break
+          if (!slot.worker) continue
+          const outcome = await this.replace(slot.id, 'rolling-restart')
+          if (outcome === 'replaced') replaced++
+          else if (outcome === 'failed') failed++
         }
       } while (this.#rollAgain && !this.#closing)
+      return { replaced, failed, stopped: this.#closing }
     })()
     try {
-      await this.#rolling
+      return await this.#rolling
     } finally {
       this.#rolling = undefined
     }
@@ -450,15 +470,21 @@ export class Supervisor extends EventEmitter {
     clearInterval(this.#monitor)
     for (const slot of this.#slots) clearTimeout(slot.restartTimer)
     const now = Date.now()
-    const results = await Promise.all([...this.#live].map((w) => {
+    const results = await Promise.all([...this.#live].map(async (w) => {
       w.retiring ??= 'shutdown'
       // A worker whose loop is stuck (silent for stallTimeout) cannot drain: waiting for it
-      // would only delay the exit. A busy one (a long synchronous render) drains once its loop
-      // turns, and one a rolling restart is draining already goes on draining: drain() again
-      // only waits for it, within this close's budget.
+      // would only delay the exit, and what it holds is cut. A busy one (a long synchronous
+      // render) drains once its loop turns, and one a rolling restart is draining already goes
+      // on draining: drain() again only waits for it, within this close's budget.
       const serving = w.phase === PHASE_LISTENING || w.phase === PHASE_DRAINING
-      const canDrain = serving && w.sample(now) < this.#opts.stallTimeout
-      return canDrain ? w.drain(drainFor, exitGrace) : w.terminate().then(() => ({ unfinished: 0 }))
+      if (!serving || w.sample(now) >= this.#opts.stallTimeout) {
+        const unfinished = w.inflight
+        await w.terminate()
+        return { unfinished }
+      }
+      const { unfinished, terminated } = await w.drain(drainFor, exitGrace)
+      if (terminated) this.#opts.logger.warn({ worker: w.id, inflight: unfinished }, 'worker terminated by shutdownTimeout before it finished draining')
+      return { unfinished }
     }))
     return { unfinished: results.reduce((sum, r) => sum + r.unfinished, 0) }
   }

@@ -2,6 +2,7 @@
 // (with SO_REUSEPORT in reusePort mode), ticks the heartbeat the supervisor watches, and drains on request.
 import { Server as NetServer } from 'node:net'
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http'
+import { Http2ServerRequest, type Http2Session } from 'node:http2'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parentPort, workerData } from 'node:worker_threads'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -29,6 +30,13 @@ const port = parentPort!
 const heartbeat = setInterval(() => Atomics.add(status, STATUS_HEARTBEAT, 1), HEARTBEAT_INTERVAL)
 
 const inflight = new InflightResponses<ServerResponse>()
+/**
+ * The open sessions of an HTTP/2 app (Fastify's `http2: true`). Its server has no
+ * closeIdleConnections, and a `Connection: close` header means nothing in HTTP/2 (Node drops
+ * it with a warning): a session is told to go with GOAWAY (session.close()), after which the
+ * client opens a new connection for its next request while the streams in flight finish.
+ */
+const sessions = new Set<Http2Session>()
 let draining = false
 let app: FastifyInstance | undefined
 let metrics: WorkerMetrics | undefined
@@ -63,6 +71,20 @@ function withAnnouncedPaths (warmup: Exclude<WorkerData['warmup'], false>): Excl
   return { ...warmup, paths }
 }
 
+/** Closes the request's connection once it is answered: `Connection: close`, or GOAWAY for HTTP/2. */
+function closeAfter (req: IncomingMessage | Http2ServerRequest, res: ServerResponse): void {
+  if (req instanceof Http2ServerRequest) req.stream.session?.close()
+  else res.setHeader('connection', 'close')
+}
+
+/** Keeps the app's HTTP/2 sessions, for the drain to close (an HTTP/1 server emits no 'session'). */
+function trackSessions (server: HttpServer): void {
+  server.on('session', (session: Http2Session) => {
+    sessions.add(session)
+    session.once('close', () => sessions.delete(session))
+  })
+}
+
 /**
  * Counts, stamps and registers every request before Fastify sees it. `stampArrival`: the
  * arrival time is read by load shedding and the request metrics; with both off nothing
@@ -77,11 +99,11 @@ function trackRequests (server: HttpServer, stampArrival: boolean): void {
     Atomics.add(status, STATUS_INFLIGHT, 1)
     Atomics.add(status, STATUS_REQUESTS, 1)
     inflight.add(res)
-    if (draining) res.setHeader('connection', 'close')
+    if (draining) closeAfter(req, res)
     else if (Atomics.load(status, STATUS_HANDOFF) !== 0 && Atomics.compareExchange(status, STATUS_HANDOFF, 1, 0) === 1) {
       // Connection balance: the supervisor saw this worker busier than a sibling. The client
       // reconnects after this response and the kernel deals the connection out again.
-      res.setHeader('connection', 'close')
+      closeAfter(req, res)
       Atomics.add(status, STATUS_HANDED_OFF, 1)
     }
     res.on('close', onResponseClose)
@@ -96,6 +118,7 @@ async function start (): Promise<void> {
   app = Fastify({ ...withPortDefaults(options), return503OnClosing: false })
   guardPublicPort(app)
   trackRequests(app.server, Boolean(data.shedding) || data.metrics)
+  trackSessions(app.server)
   // Registered before the app so its preHandler runs ahead of the app's own, after its onRequest.
   if (data.shedding) await app.register(loadShedding, { ...data.shedding, [kWorkerStatus]: status })
   // Without shedding the adapters' renders still take turns, none refused (render-turns.ts).
@@ -141,6 +164,16 @@ async function listen (fastify: FastifyInstance): Promise<void> {
   }
 }
 
+/** An HTTP/2 server (Fastify's `http2: true`) lacks the HTTP/1 server's connection methods. */
+function isHttp1 (server: HttpServer): boolean {
+  return typeof (server as Partial<HttpServer>).closeIdleConnections === 'function'
+}
+
+/** Closes idle keep-alive sockets. An HTTP/2 server has none: after GOAWAY a session ends with its last stream. */
+function closeIdle (server: HttpServer): void {
+  if (isHttp1(server)) server.closeIdleConnections()
+}
+
 async function drain (timeout: number, idleGrace: number): Promise<void> {
   if (draining) return
   draining = true
@@ -148,20 +181,25 @@ async function drain (timeout: number, idleGrace: number): Promise<void> {
   const deadline = Date.now() + timeout
   const server = app?.server
   if (server) {
-    for (const res of inflight) if (!res.headersSent) res.setHeader('connection', 'close')
+    for (const res of inflight) if (!res.headersSent && !(res.req instanceof Http2ServerRequest)) res.setHeader('connection', 'close')
     // Stop accepting but keep open connections: http.Server#close would also cut idle
     // keep-alive sockets at once, racing clients that are about to reuse them.
     if (server.listening) NetServer.prototype.close.call(server)
+    // GOAWAY is HTTP/2's own notice: no client sends on a session after it, so no grace.
+    for (const session of sessions) session.close()
     // Keep-alive clients send their next request within this grace and are told to close;
     // the wait ends early once every connection has closed.
     const graceEnd = Date.now() + Math.min(idleGrace, timeout / 2)
     while (Date.now() < graceEnd && await openConnections(server) > 0) await sleep(25)
-    server.closeIdleConnections()
+    closeIdle(server)
     while (inflight.size > 0 && Date.now() < deadline) await sleep(10)
-    server.closeIdleConnections()
+    closeIdle(server)
   }
   const unfinished = inflight.size
-  if (server && unfinished > 0) server.closeAllConnections()
+  if (server && unfinished > 0) {
+    if (isHttp1(server)) server.closeAllConnections()
+    for (const session of sessions) session.destroy()
+  }
   if (app) {
     const closing = app.close()
     // Unreferenced, so a close that finishes early lets the thread end at once.

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { Agent } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -68,6 +69,7 @@ describe('spindle CLI', () => {
     const r = run(['start', fixture('app.js'), '--port', '0', '--control-port', '0', '-w', '1', '-H', '127.0.0.1'])
     const { control } = await started(r)
     expect(r.stderr()).toContain('reusePort mode: workers share the port  mode=reusePort reason=mode: auto, and linux balances one port over threads (SO_REUSEPORT)')
+    expect(r.stdout()).toContain('workers  1 thread on one port (SO_REUSEPORT)')
     expect((await get(control + '/status')).json()).toMatchObject({ mode: 'reusePort', poolThreads: 0 })
     r.child.kill('SIGTERM')
     expect(await r.exit).toBe(0)
@@ -92,6 +94,70 @@ describe('spindle CLI', () => {
     expect(await r.exit).toBe(1)
     expect(r.stderr()).toContain('SPINDLE_RUNTIME_INVALID_OPTION')
     expect(r.stderr()).toContain('workers must be a whole number from 1 to 1024, got 0')
+  })
+
+  it('refuses a millisecond option past what a timer takes, from a flag or the environment, naming the option', async () => {
+    // Node runs a longer timer after 1 ms: a shutdown would cut every request at once.
+    for (const r of [
+      run(['start', fixture('app.js'), '--port', '0', '--no-control', '--shutdown-timeout', '3000000000']),
+      run(['start', fixture('app.js'), '--port', '0', '--no-control'], { env: { SPINDLE_SHUTDOWN_TIMEOUT: '2147483648' } }),
+    ]) {
+      expect(await r.exit).toBe(1)
+      expect(r.stderr()).toMatch(/SPINDLE_RUNTIME_INVALID_OPTION: shutdownTimeout must be a positive number of milliseconds, at most 2147483647, got (3000000000|2147483648)/)
+      expect(r.stderr()).not.toContain('starting')
+    }
+  })
+
+  it('refuses --no-control with --control-port or --control-host, naming both flags', async () => {
+    const r = run(['start', fixture('app.js'), '--port', '0', '--no-control', '--control-port', '4201'])
+    expect(await r.exit).toBe(2)
+    expect(r.stderr()).toContain('SPINDLE_RUNTIME_CLI_USAGE: --no-control and --control-port contradict each other')
+    const h = run(['start', fixture('app.js'), '--port', '0', '--no-control', '--control-host', '0.0.0.0'])
+    expect(await h.exit).toBe(2)
+    expect(h.stderr()).toContain('SPINDLE_RUNTIME_CLI_USAGE: --no-control and --control-host contradict each other')
+  })
+
+  it('refuses a control host it cannot listen on before any worker loads the app, naming controlHost', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spindle-cli-'))
+    const marker = join(dir, 'loaded')
+    // The app leaves a file behind when a worker imports it.
+    writeFileSync(join(dir, 'app.mjs'), `import { writeFileSync } from 'node:fs'\nwriteFileSync(${JSON.stringify(marker)}, '')\nexport default async function app () {}\n`)
+    const r = run(['start', join(dir, 'app.mjs'), '--port', '0', '-w', '1', '--control-host', '999.1.1.1', '--control-port', '0'])
+    expect(await r.exit).toBe(1)
+    expect(r.stderr()).toContain('SPINDLE_RUNTIME_INVALID_OPTION: controlHost "999.1.1.1" cannot be listened on')
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it('takes a config file whose default export is a promise, and checks what it resolves to', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spindle-cli-'))
+    const config = (options: string): string =>
+      `export default new Promise((resolve) => setTimeout(() => resolve({ app: ${JSON.stringify(fixture('app.js'))}, controlPort: 0, ${options} }), 50))\n`
+    writeFileSync(join(dir, 'spindle.config.mjs'), config('workers: 1, wokers: 2'))
+    const typo = run(['start', '-p', '0', '-H', '127.0.0.1'], { cwd: dir })
+    expect(await typo.exit).toBe(1)
+    expect(typo.stderr()).toContain('SPINDLE_RUNTIME_INVALID_OPTION: unknown option "wokers"')
+    writeFileSync(join(dir, 'spindle.config.mjs'), config('workers: 1'))
+    const r = run(['start', '-p', '0', '-H', '127.0.0.1'], { cwd: dir })
+    const { control } = await started(r)
+    expect((await get(control + '/status')).json().workers).toHaveLength(1)
+    r.child.kill('SIGTERM')
+    expect(await r.exit).toBe(0)
+  })
+
+  it('ignores a SIGHUP that comes while the config file loads, with a warning, and starts', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spindle-cli-'))
+    writeFileSync(join(dir, 'spindle.config.mjs'), [
+      "process.stderr.write('config loading\\n')",
+      'await new Promise((resolve) => setTimeout(resolve, 1000))',
+      `export default { app: ${JSON.stringify(fixture('app.js'))}, workers: 1, controlPort: 0 }`,
+    ].join('\n') + '\n')
+    const r = run(['start', '-p', '0', '-H', '127.0.0.1'], { cwd: dir })
+    await waitFor('the config file to load', () => r.stderr().includes('config loading'))
+    r.child.kill('SIGHUP')
+    await started(r)
+    expect(r.stderr()).toContain('warn: SIGHUP while the workers start: ignored')
+    r.child.kill('SIGTERM')
+    expect(await r.exit).toBe(0)
   })
 
   it('names a mistyped key of the config file before it starts anything', async () => {
@@ -173,8 +239,35 @@ describe('spindle CLI', () => {
       const status = (await get(control + '/status')).json()
       return status.workers.every((w: { generation: number, state: string }) => w.generation === 2 && w.state === 'ready')
     })
-    await waitFor('the rolling restart to finish', () => r.stderr().includes('rolling restart done'))
+    await waitFor('the rolling restart to finish', () => r.stderr().includes('rolling restart done  replaced=2'))
     r.child.kill('SIGTERM')
     expect(await r.exit).toBe(0)
+  })
+
+  it('warns when the replacements of a SIGHUP fail to start, saying how many', async () => {
+    const r = run(['start', fixture('broken-after-first.js'), '--port', '0', '--control-port', '0', '-w', '2', '-H', '127.0.0.1'])
+    await started(r)
+    r.child.kill('SIGHUP')
+    await waitFor('the rolling restart to finish', () => /rolling restart done/.test(r.stderr()))
+    expect(r.stderr()).toContain('[spindle] warn: rolling restart done, but replacements failed to start: those slots still run the previous app  replaced=0 failed=2')
+    r.child.kill('SIGTERM')
+    expect(await r.exit).toBe(0)
+  })
+
+  it('does not report a replacement that a SIGTERM stops during a rolling restart as failed', async () => {
+    const r = run(['start', fixture('slow-start.js'), '--port', '0', '--control-port', '0', '-w', '1', '-H', '127.0.0.1'], { env: { SLOW_START_MS: '1500' } })
+    const { url } = await started(r)
+    // A kept-alive connection holds the old worker's drain for its idle grace: the lines of the
+    // stopped replacement are written before the process exits.
+    const agent = new Agent({ keepAlive: true })
+    expect((await get(url + '/', { agent })).status).toBe(200)
+    r.child.kill('SIGHUP')
+    await waitFor('the replacement to start', () => r.stderr().includes('replacing worker'))
+    r.child.kill('SIGTERM')
+    expect(await r.exit).toBe(0)
+    agent.destroy()
+    expect(r.stderr()).not.toContain('failed to start')
+    expect(r.stderr()).not.toContain('rolling restart done')
+    expect(r.stderr()).toContain('rolling restart cut short by shutdown')
   })
 })

@@ -28,8 +28,18 @@ describe('serve() options', () => {
     [{ port: 70000 }, 'port must be an integer from 0 to 65535, got 70000'],
     [{ controlPort: -5 }, 'controlPort must be an integer from 0 to 65535, or false, got -5'],
     [{ host: '' }, 'host must be a non-empty string, got ""'],
-    [{ shutdownTimeout: 0 }, 'shutdownTimeout must be a positive number of milliseconds, got 0'],
-    [{ startTimeout: Infinity }, 'startTimeout must be a positive number of milliseconds, got Infinity'],
+    [{ shutdownTimeout: 0 }, 'shutdownTimeout must be a positive number of milliseconds, at most 2147483647, got 0'],
+    [{ startTimeout: Infinity }, 'startTimeout must be a positive number of milliseconds, at most 2147483647, got Infinity'],
+    // Past 2^31-1 ms Node's timers fire after 1 ms: a start, a drain or a restart delay would end at once.
+    [{ startTimeout: 3e9 }, 'startTimeout must be a positive number of milliseconds, at most 2147483647, got 3000000000'],
+    [{ shutdownTimeout: 2 ** 31 }, 'shutdownTimeout must be a positive number of milliseconds, at most 2147483647, got 2147483648'],
+    [{ restartDelay: 3e9, maxRestartDelay: 3e9 }, 'restartDelay must be a positive number of milliseconds, at most 2147483647, got 3000000000'],
+    [{ warmup: { timeout: 3e9 } }, 'warmup.timeout must be a positive number of milliseconds, at most 2147483647, got 3000000000'],
+    [{ shedding: { retryHold: 3e9 } }, 'shedding.retryHold must be a number of milliseconds from 0 to 2147483647, got 3000000000'],
+    [{ heartbeatTimeout: 30 }, 'heartbeatTimeout must be a number of milliseconds from 200 (four 50 ms heartbeats) to 2147483647, got 30'],
+    [{ heartbeatTimeout: 199 }, 'heartbeatTimeout must be a number of milliseconds from 200 (four 50 ms heartbeats) to 2147483647, got 199'],
+    [{ maxHeapMb: 2 }, 'maxHeapMb must be a whole number of MB from 32, got 2'],
+    [{ maxHeapMb: 31 }, 'maxHeapMb must be a whole number of MB from 32, got 31'],
     [{ heartbeatTimeout: 2000, stallTimeout: 1000 }, 'stallTimeout (1000) must be at least heartbeatTimeout (2000)'],
     [{ heapLimitRatio: 1.5 }, 'heapLimitRatio must be a number above 0 and at most 1, got 1.5'],
     [{ workers: 2, minReadyWorkers: 3 }, 'minReadyWorkers must be at most workers (2), got 3'],
@@ -47,8 +57,9 @@ describe('serve() options', () => {
     [{ controlRoutes: { '/x': () => {} } }, "controlRoutes keys must be 'METHOD /path', e.g. 'GET /version', got \"/x\""],
     [{ controlRoutes: { 'GET /x': 'text' } }, 'controlRoutes.GET /x must be a function, got "text"'],
     [{ logger: { info () {} } }, 'logger must be an object with info, warn and error methods, got object'],
-    [{ shedding: { maxBacklog: -1 } }, 'shedding.maxBacklog must be a number from 0, got -1'],
-    [{ warmup: { paths: ['x'] } }, "warmup.paths must be an array of paths starting with '/', got object"],
+    [{ shedding: { maxBacklog: -1 } }, 'shedding.maxBacklog must be a number of milliseconds from 0 to 2147483647, got -1'],
+    [{ warmup: { paths: ['/', 'x'] } }, "warmup.paths.1 must be a path starting with '/', got \"x\""],
+    [{ warmup: { paths: '/' } }, "warmup.paths must be an array of paths starting with '/', got \"/\""],
     [{ warmup: { tries: 3 } }, 'unknown option "warmup.tries"'],
     [{ cache: { url: '' } }, 'cache.url must be a non-empty string, got ""'],
     [{ app: undefined }, 'app must be the path of a module whose default export is a Fastify plugin, got undefined'],
@@ -63,6 +74,23 @@ describe('serve() options', () => {
       expect(err.message).toContain(message)
     })
   }
+
+  it('refuses appOptions and shared values no worker could be given a copy of, naming the property and what it is', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ appOptions: { onEvent: () => 1 } }, 'appOptions.onEvent must be structured-cloneable (each worker gets a copy), got a function'],
+      [{ appOptions: { db: { pool: { connect () {} } } } }, 'appOptions.db.pool.connect must be structured-cloneable (each worker gets a copy), got a function'],
+      [{ appOptions: { base: new URL('http://example.test/') } }, 'appOptions.base must be structured-cloneable (each worker gets a copy), got URL'],
+      [{ shared: { tag: Symbol('tag') } }, 'shared.tag must be structured-cloneable (each worker gets a copy), got a symbol'],
+      [{ shared: { log: () => {} } }, 'shared.log must be structured-cloneable (each worker gets a copy), got a function'],
+    ]
+    for (const [options, message] of cases) {
+      const err = await rejection(options)
+      expect(err.code).toBe('SPINDLE_RUNTIME_INVALID_OPTION')
+      expect(err.message).toContain(message)
+    }
+    // What a structured clone carries is accepted.
+    expect(() => resolveOptions({ app, appOptions: { when: new Date(0), tags: new Set(['a']) }, shared: { counter: new SharedArrayBuffer(4) } })).not.toThrow()
+  })
 
   it('picks reusePort where the OS balances one port over threads (Linux), pool elsewhere; pool mode runs one worker with -w pool threads', () => {
     expect(resolveMode(undefined, 'linux').mode).toBe('reusePort')

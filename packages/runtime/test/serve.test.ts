@@ -202,6 +202,20 @@ describe('serve()', () => {
     expect((await spin).status).toBe(200)
   })
 
+  it('reports the request cut when a worker still busy in a synchronous render is terminated at shutdownTimeout', async () => {
+    const warnings: string[] = []
+    const logger = { info () {}, warn (obj: object, msg: string) { warnings.push(`${msg} ${JSON.stringify(obj)}`) }, error () {} }
+    server = await serve({ ...base, workers: 1, shutdownTimeout: 1000, logger })
+    // One synchronous stretch past the shutdown budget: the worker never reads its drain message.
+    const spin = get(server.url + '/spin?ms=3000').catch((err: Error) => err)
+    await waitFor('request in flight', () => server!.status()[0]!.inflight === 1)
+    await server.close()
+    server = undefined
+    expect(await spin).toBeInstanceOf(Error)
+    expect(warnings).toContain('worker terminated by shutdownTimeout before it finished draining {"worker":1,"inflight":1}')
+    expect(warnings).toContain('requests cut off by shutdownTimeout {"unfinished":1}')
+  })
+
   it('runs a rolling restart asked for during another once more after it, never two slots at once', async () => {
     server = await serve({ ...base, workers: 2, shutdownTimeout: 3000 })
     let most = 0

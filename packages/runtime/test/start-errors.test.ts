@@ -36,6 +36,13 @@ describe('start-up failures', () => {
     expect(err.message).toContain('must export a Fastify plugin')
   })
 
+  it('an options export that is not an object is refused as such', async () => {
+    const err = await startError(fixture('options-not-object.js'))
+    expect(err.cause?.code).toBe('SPINDLE_RUNTIME_APP_INVALID')
+    expect(err.message).toContain('must export its Fastify server options as an object in `options` (got string)')
+    expect(err.message).not.toContain('default export')
+  })
+
   it('a missing app module is named', async () => {
     const err = await startError(fixture('nope.js'))
     expect(err.cause?.code).toBe('SPINDLE_RUNTIME_APP_NOT_FOUND')

@@ -61,7 +61,7 @@ describe('warm-up of a worker that replaces another', () => {
     await server.restart()
     expect(((await get(server.url + '/warm')).json() as { warmups: number }).warmups).toBe(0)
     await expect(serve({ ...base, warmup: { paths: ['nope'] } })).rejects.toMatchObject({
-      code: 'SPINDLE_RUNTIME_INVALID_OPTION', message: "warmup.paths must be an array of paths starting with '/', got object",
+      code: 'SPINDLE_RUNTIME_INVALID_OPTION', message: "warmup.paths.0 must be a path starting with '/', got \"nope\"",
     })
     await expect(serve({ ...base, warmup: { request: 3 } as never })).rejects.toMatchObject({
       code: 'SPINDLE_RUNTIME_INVALID_OPTION', message: 'unknown option "warmup.request"',

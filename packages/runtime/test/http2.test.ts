@@ -1,0 +1,70 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { connect, type ClientHttp2Session } from 'node:http2'
+import { once } from 'node:events'
+import { serve, type SpindleServer } from '@spindle/runtime'
+import { fixture, waitFor } from './helpers.ts'
+
+// Far above what these drains take: a drain that waits it out has failed.
+const base = { app: fixture('http2-app.js'), port: 0, controlPort: false, handleSignals: false, host: '127.0.0.1', workers: 1, shutdownTimeout: 10_000 } as const
+
+let server: SpindleServer | undefined
+const sessions: ClientHttp2Session[] = []
+afterEach(async () => {
+  for (const session of sessions.splice(0)) session.destroy()
+  await server?.close()
+  server = undefined
+})
+
+function session (url: string): ClientHttp2Session {
+  const s = connect(url)
+  s.on('error', () => {})
+  sessions.push(s)
+  return s
+}
+
+/** A whole HTTP/2 GET on `s`: status and body. */
+function h2get (s: ClientHttp2Session, path: string): Promise<{ status: number, body: string }> {
+  return new Promise((resolve, reject) => {
+    const stream = s.request({ ':path': path })
+    let status = 0
+    let body = ''
+    stream.setEncoding('utf8')
+    stream.on('response', (headers) => { status = Number(headers[':status']) })
+    stream.on('data', (chunk: string) => { body += chunk })
+    stream.on('end', () => resolve({ status, body }))
+    stream.on('error', reject)
+  })
+}
+
+describe('HTTP/2 apps', () => {
+  it('shut down without waiting out shutdownTimeout: every session gets GOAWAY and the stream in flight finishes', async () => {
+    server = await serve(base)
+    const idle = session(server.url)
+    expect((await h2get(idle, '/')).status).toBe(200)
+    const idleGoaway = once(idle, 'goaway')
+    const busy = session(server.url)
+    const slow = h2get(busy, '/slow?ms=1000')
+    await waitFor('the stream in flight', () => { const w = server!.status()[0]!; return w.requests === 2 && w.inflight === 1 })
+    const started = Date.now()
+    await server.close()
+    const took = Date.now() - started
+    server = undefined
+    await idleGoaway
+    const answer = await slow
+    expect(answer.status).toBe(200)
+    expect(JSON.parse(answer.body)).toMatchObject({ slept: 1000 })
+    expect(took).toBeLessThan(5000)
+  })
+
+  it('retire the replaced worker in a rolling restart once its sessions end, not at shutdownTimeout', async () => {
+    server = await serve(base)
+    const old = session(server.url)
+    expect(JSON.parse((await h2get(old, '/')).body).worker.generation).toBe(1)
+    const oldGoaway = once(old, 'goaway')
+    const started = Date.now()
+    await server.restart()
+    expect(Date.now() - started).toBeLessThan(5000)
+    await oldGoaway
+    expect(JSON.parse((await h2get(session(server.url), '/')).body).worker.generation).toBe(2)
+  })
+})
