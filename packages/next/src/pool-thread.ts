@@ -21,7 +21,8 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'da
  * User-Agent kept, Cookie values joined with '; ', others with ', ').
  */
 function requestHeaders (rawHeaders: readonly string[]): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {}
+  // No prototype: a header named `constructor` or `__proto__` is a name like any other.
+  const headers: Record<string, string | string[]> = Object.create(null)
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase()
     const value = rawHeaders[i + 1]!

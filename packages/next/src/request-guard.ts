@@ -1,15 +1,14 @@
-// What Next is never handed, in either mode: a Host that is not an RFC 3986 host[:port] (it
-// would land in the URLs Next builds: redirects, `request.url` in route handlers), and a
-// request target that is not a path (absolute-form 'http://other/x' or asterisk-form '*',
-// which Next's own request handling cannot parse: a 500 for a request no browser sends).
+// What Next is never handed, in either mode: a Host that is not a `host[:port]` a URL keeps
+// as it is (it would land in the URLs Next builds: redirects, `request.url` in route
+// handlers), and a request target that is not a path (absolute-form 'http://other/x' or
+// asterisk-form '*', which Next's own request handling cannot parse: a 500 for a request no
+// browser sends).
 import type { FastifyRequest } from 'fastify'
+import { isValidHost } from '@spindle/runtime/pool'
 import { SPINDLE_NEXT_BAD_REQUEST } from './errors.ts'
-
-// RFC 3986 host[:port]: anything else could shift where the path starts.
-const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+)(?::\d{1,5})?$/
 
 /** Throws SPINDLE_NEXT_BAD_REQUEST (400) for a request Next must not see. A request without a Host (HTTP/1.0) passes. */
 export function assertNextCanServe (request: FastifyRequest): void {
   const host = request.host as string | undefined
-  if ((host !== undefined && host !== '' && !HOST.test(host)) || request.url[0] !== '/') throw new SPINDLE_NEXT_BAD_REQUEST('invalid Host or request target')
+  if ((host !== undefined && host !== '' && !isValidHost(host)) || request.url[0] !== '/') throw new SPINDLE_NEXT_BAD_REQUEST('invalid Host or request target')
 }

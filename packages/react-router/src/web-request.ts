@@ -1,23 +1,22 @@
 import { STATUS_CODES } from 'node:http'
 import { createReadableStreamFromReadable } from '@react-router/node'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { discardUnreadBody, isValidHost } from '@spindle/runtime/pool'
 import { coalescedBody } from './coalesced-body.ts'
 import { SPINDLE_REACT_ROUTER_BAD_REQUEST } from './errors.ts'
 
-// RFC 3986 host: an IP literal in brackets, or a reg-name of unreserved characters and
-// percent-escapes (IPv4 is a reg-name here); then an optional port.
-const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+)(?::\d{1,5})?$/
 // A path segment a URL parser resolves away: '.', '..' and their percent-encoded forms.
 const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i
 
 /**
  * The URL Fastify routed, as a URL for the app. The origin comes from Fastify's protocol and
  * host (which honour trustProxy), the path and query exactly as received. A Host that is not
- * RFC 3986 `host[:port]`, or a path a URL parser would resolve to another path, is a 400.
+ * a `host[:port]` a URL keeps as it is (isValidHost), or a path a URL parser would resolve to
+ * another path, is a 400.
  */
 export function routedUrl (request: FastifyRequest): URL {
   const host = request.host
-  if (!HOST.test(host)) throw new SPINDLE_REACT_ROUTER_BAD_REQUEST('invalid Host')
+  if (!isValidHost(host)) throw new SPINDLE_REACT_ROUTER_BAD_REQUEST('invalid Host')
   const target = request.url
   const q = target.indexOf('?')
   const path = q === -1 ? target : target.slice(0, q)
@@ -33,8 +32,8 @@ export function routedUrl (request: FastifyRequest): URL {
  * The Fastify request as a Web Request. The URL is the one Fastify routed and the app's
  * hooks saw: origin from Fastify's protocol and host (which honour trustProxy), the path and
  * query exactly as received, never re-parsed from a string a client could shape. A Host
- * that is not RFC 3986 `host[:port]`, or a path a URL parser would resolve to another path
- * (dot segments, backslashes), is refused with a 400 before the app runs.
+ * that is not a `host[:port]` a URL keeps as it is, or a path a URL parser would resolve to
+ * another path (dot segments, backslashes), is refused with a 400 before the app runs.
  */
 export function toWebRequest (request: FastifyRequest, reply: FastifyReply): Request {
   const url = routedUrl(request)
@@ -51,6 +50,9 @@ export function toWebRequest (request: FastifyRequest, reply: FastifyReply): Req
   if (request.method !== 'GET' && request.method !== 'HEAD') {
     init.body = createReadableStreamFromReadable(request.raw)
     init.duplex = 'half'
+    // The stream pauses the request when the app stops reading (a route without an action
+    // reads nothing): the rest would hold up the connection's next request.
+    discardUnreadBody(request.raw, reply.raw)
   }
   return new Request(url, init)
 }

@@ -9,6 +9,7 @@ import { RouterContextProvider } from 'react-router'
 import { request } from 'undici'
 import { reactRouterAdapter } from '@spindle/react-router'
 import { appDir, buildApp, serverBuild } from './fixtures/build.ts'
+import { postThenGet } from '../../runtime/test/raw-http.ts'
 
 const BROWSER = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36' }
 let fastify: FastifyInstance
@@ -161,6 +162,11 @@ describe('reactRouterAdapter and the client connection', () => {
     const deadline = Date.now() + 2000
     while (!(globalThis as { __spindleAbortSeen?: boolean }).__spindleAbortSeen && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
     expect((globalThis as { __spindleAbortSeen?: boolean }).__spindleAbortSeen).toBe(true)
+  })
+
+  it('answers the next request on a connection after a body the app never read (a POST to a route without an action)', async () => {
+    const { port } = new URL(base)
+    expect(await postThenGet(Number(port), '/about', 1024 * 1024, '/about')).toEqual({ statuses: ['405', '200'], closed: true })
   })
 
   it('lets @fastify/compress compress streamed pages', async () => {

@@ -38,7 +38,7 @@ afterAll(async () => {
 })
 
 /** Sends the request bytes as written (no client normalises the path or the Host) and returns status and body. */
-function raw (head: string): Promise<{ status: number, body: string }> {
+function raw (head: string, body = ''): Promise<{ status: number, body: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect({ port, host: '127.0.0.1' })
     let data = ''
@@ -48,9 +48,12 @@ function raw (head: string): Promise<{ status: number, body: string }> {
       resolve({ status, body: data.slice(data.indexOf('\r\n\r\n') + 4) })
     })
     socket.on('error', reject)
-    socket.write(head + 'Connection: close\r\n\r\n')
+    socket.write(head + 'Connection: close\r\n\r\n' + body)
   })
 }
+
+/** RFC 3986 host[:port], but WHATWG URL refuses them (building the app's Request would throw) or reads another host. */
+const HOSTS_A_URL_CHANGES = ['x:99999', 'x:65536', '[:::::]', '[1.2.3.4]', '%00', 'a%2fb', 'a%20b', '1.2.3.256', '0x1ffffffff', '0x7f.1']
 
 describe('the Web Request the app renders is the request Fastify routed', () => {
   it('renders a plain request, and the guarded route only with its key', async () => {
@@ -72,6 +75,24 @@ describe('the Web Request the app renders is the request Fastify routed', () => 
     const res = await raw(head)
     expect(res.status).toBe(400)
     expect(res.body).not.toContain('"resource":true')
+  })
+})
+
+describe('the Host of the request the app renders', () => {
+  it('answers 400 SPINDLE_REACT_ROUTER_BAD_REQUEST to a Host a URL refuses or reads as another host: pages, .data requests and actions', async () => {
+    for (const host of HOSTS_A_URL_CHANGES) {
+      const answers = [
+        await raw(`GET /about HTTP/1.1\r\nHost: ${host}\r\n`),
+        await raw(`GET /about.data HTTP/1.1\r\nHost: ${host}\r\n`),
+        await raw(`POST /form HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 8\r\n`, 'name=ada'),
+      ]
+      for (const res of answers) {
+        expect(res.status, host).toBe(400)
+        expect(JSON.parse(res.body).code, host).toBe('SPINDLE_REACT_ROUTER_BAD_REQUEST')
+      }
+    }
+    // The same page for a Host a URL keeps as it is.
+    expect((await raw('GET /about HTTP/1.1\r\nHost: shop.test:65535\r\n')).status).toBe(200)
   })
 })
 

@@ -17,7 +17,7 @@ export const SPINDLE_RUNTIME_APP_NOT_FOUND = createError(
 
 export const SPINDLE_RUNTIME_APP_INVALID = createError(
   'SPINDLE_RUNTIME_APP_INVALID',
-  'The app module %s must export a Fastify plugin as its default export (got %s)',
+  'The app module %s %s',
   500,
   TypeError,
 )
@@ -80,7 +80,7 @@ export const SPINDLE_RUNTIME_POOL_START_FAILED = createError(
 
 export const SPINDLE_RUNTIME_POOL_THREAD_FAILED = createError(
   'SPINDLE_RUNTIME_POOL_THREAD_FAILED',
-  'The render pool thread serving this request failed: %s',
+  'The render pool thread serving this request failed',
   502,
 )
 

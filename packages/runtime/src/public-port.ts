@@ -19,6 +19,13 @@ export const DEFAULT_REQUEST_TIMEOUT = 30_000
 /** Request headers received within this many ms (Node's default is 60 s): a slowloris client gives up sooner. */
 export const DEFAULT_HEADERS_TIMEOUT = 10_000
 
+/**
+ * ms between Node's checks of those two timeouts. Node enforces them only when it looks over
+ * its connections, every `connectionsCheckingInterval` ms (30 s by default): a client
+ * trickling its headers would hold its socket up to 30 s past the headers timeout.
+ */
+const CONNECTIONS_CHECK_INTERVAL = 1000
+
 /** Methods whose body Fastify never reads: their routes need no body guard. */
 const BODYLESS = new Set(['GET', 'HEAD', 'TRACE'])
 
@@ -27,10 +34,16 @@ export function withPortDefaults (options: FastifyServerOptions): FastifyServerO
   return { requestTimeout: DEFAULT_REQUEST_TIMEOUT, ...options }
 }
 
-/** Applies what Fastify has no option for: the headers timeout, and bodyLimit for every parser. */
+/** Applies what Fastify has no option for: the headers timeout (checked every second), and bodyLimit for every parser. */
 export function guardPublicPort (app: FastifyInstance, headersTimeout = DEFAULT_HEADERS_TIMEOUT): void {
   const requestTimeout = app.server.requestTimeout
   app.server.headersTimeout = requestTimeout > 0 ? Math.min(headersTimeout, requestTimeout) : headersTimeout
+  // Node starts its checks when the server listens, with the value it has then. An app's
+  // server that checks more often is left so; an HTTP/2 server has no such checks.
+  const server = app.server as { connectionsCheckingInterval?: number }
+  if (typeof server.connectionsCheckingInterval === 'number') {
+    server.connectionsCheckingInterval = Math.min(server.connectionsCheckingInterval, CONNECTIONS_CHECK_INTERVAL)
+  }
   // Fastify checks bodyLimit for its own parsers only: a parser added for '*' (or any
   // parser that reads the raw stream) gets every byte the client sends. A body with a
   // Content-Length over the limit is refused before a byte is read; a chunked one is cut

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { request } from 'node:http'
+import { connect } from 'node:net'
 import { serve, type SpindleServer } from '@spindle/runtime'
 import { fixture, get } from './helpers.ts'
 
@@ -47,6 +48,30 @@ describe('the public port of every worker', () => {
   it('keeps the app\'s own limits', async () => {
     server = await serve({ ...base, app: fixture('raw-parser-options.js') })
     expect((await get(server.url + '/limits')).json()).toEqual({ requestTimeout: 5000, headersTimeout: 5000, bodyLimit: 4096 })
+  })
+
+  it('cuts off a client trickling its headers within a second of the headers timeout, not at Node\'s 30 s connections check', async () => {
+    server = await serve({ ...base, app: fixture('short-timeouts.js') })
+    expect((await get(server.url + '/limits')).json()).toMatchObject({ headersTimeout: 2000 })
+    const { port } = new URL(server.url)
+    const socket = connect(Number(port), '127.0.0.1')
+    const started = Date.now()
+    let answer = ''
+    socket.on('data', (c: Buffer) => { answer += c })
+    socket.on('error', () => {})
+    // One header byte every 200 ms, for at most 6 s.
+    socket.write('GET /limits HTTP/1.1\r\nHost: x\r\nX-Slow: ')
+    const trickle = setInterval(() => { socket.write('a') }, 200)
+    const closed = await new Promise<boolean>((resolve) => {
+      const giveUp = setTimeout(() => resolve(false), 6000)
+      socket.on('close', () => { clearTimeout(giveUp); resolve(true) })
+    })
+    clearInterval(trickle)
+    socket.destroy()
+    expect(closed).toBe(true)
+    expect(answer).toMatch(/^HTTP\/1\.1 408/)
+    // The timeout, then at most a check interval (1 s) and some slack for a busy machine.
+    expect(Date.now() - started).toBeLessThan(4500)
   })
 
   it('holds a catch-all parser to bodyLimit, with or without Content-Length, and serves on', async () => {

@@ -1,5 +1,6 @@
 // A request written byte for byte (no client library to tidy its target or headers) and its
-// answer read to the close: for tests that compare what servers make of the same bytes.
+// answer read to the close: for tests that compare what servers make of the same bytes, and
+// for requests pipelined on one connection.
 import { once } from 'node:events'
 import { connect } from 'node:net'
 
@@ -40,4 +41,28 @@ export async function rawRequest (port: number, head: string): Promise<RawAnswer
 /** Every value of header `name` in `answer`, in order. */
 export function headerValues (answer: RawAnswer, name: string): string[] {
   return answer.headers.filter(([n]) => n === name).map(([, v]) => v)
+}
+
+/**
+ * A POST of `size` bytes to `post`, then a GET of `get` (with `Connection: close`) pipelined
+ * behind it on one connection: the status codes answered until the server closes the
+ * connection (`closed`) or `wait` ms pass.
+ */
+export function postThenGet (port: number, post: string, size: number, get: string, wait = 5000): Promise<{ statuses: string[], closed: boolean }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    let text = ''
+    const done = (closed: boolean) => {
+      clearTimeout(timer)
+      socket.destroy()
+      resolve({ statuses: [...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]!), closed })
+    }
+    const timer = setTimeout(() => done(false), wait)
+    socket.on('data', (c: Buffer) => { text += c.toString('latin1') })
+    socket.on('close', () => done(true))
+    socket.on('error', () => {})
+    socket.write(`POST ${post} HTTP/1.1\r\nHost: app.test\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${size}\r\n\r\n`)
+    socket.write(Buffer.alloc(size, 97))
+    socket.write(`GET ${get} HTTP/1.1\r\nHost: app.test\r\nConnection: close\r\n\r\n`)
+  })
 }

@@ -9,6 +9,7 @@ import { SPINDLE_RUNTIME_POOL_THREAD_FAILED } from '../errors.ts'
 import { deserializeError } from '../protocol.ts'
 import { CHUNK_BYTES, WINDOW, type FromThread, type PoolTask, type RequestHead, type ResponseHead, type TaskResult, type ToThread } from './protocol.ts'
 import { buffersFreedWhenWritten } from './release.ts'
+import { discardUnreadBody } from '../unread-body.ts'
 
 /** How a forwarded request ended, for the pool's accounting and logs. */
 export type ForwardOutcome = 'ok' | 'aborted' | 'crashed'
@@ -102,6 +103,9 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
   if (head.hasBody) {
     raw.on('data', onData)
     raw.once('end', onEnd)
+    // A thread that answered without reading the whole body took no more of it: the rest
+    // would hold up the connection's next request.
+    discardUnreadBody(raw, reply.raw)
   }
 
   const finish = () => {
@@ -172,7 +176,8 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
         onCrash(err, response !== undefined)
         finish()
         if (response) response.destroy(err)
-        else { reply.send(new SPINDLE_RUNTIME_POOL_THREAD_FAILED(err.message)); resolveReplied() }
+        // The client learns only that the thread failed; what failed is in the log (onCrash).
+        else { reply.send(new SPINDLE_RUNTIME_POOL_THREAD_FAILED()); resolveReplied() }
       }
       return 'crashed'
     })

@@ -3,3 +3,7 @@ export { requestHead } from './request-head.ts'
 export { CHUNK_BYTES, WINDOW } from './protocol.ts'
 export type { RequestHead, ResponseHead, PoolTask } from './protocol.ts'
 export { poolOptionProperties, POOL_DEFAULTS, poolThreadsFromEnv } from './adapter-options.ts'
+// For the adapters' requests in either mode (the Host check, a body left unread), exported
+// from the entry every adapter already loads.
+export { isValidHost } from '../valid-host.ts'
+export { discardUnreadBody } from '../unread-body.ts'
