@@ -38,6 +38,10 @@ async function start (): Promise<void> {
     host: '127.0.0.1',
     controlPort: false,
     handleSignals: false,
+    // The tests pin one keep-alive connection to each worker: connection balance would close
+    // one of them when its worker rendered more than the other, and the reconnect may land
+    // on the other worker.
+    balanceConnections: false,
     env: { RENDER_LOG: renderLog, NEXT_TELEMETRY_DISABLED: '1' },
     shared: { spindleCache: store.buffer },
   })
