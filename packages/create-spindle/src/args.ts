@@ -71,7 +71,7 @@ export function parseArgs (argv: readonly string[], env: Readonly<Record<string,
 
   const pm = values['package-manager']
   if (pm !== undefined && !packageManagers.includes(pm as PackageManager)) {
-    throw new SPINDLE_CREATE_USAGE(`--package-manager must be one of ${packageManagers.join(', ')}, got ${pm}`)
+    throw new SPINDLE_CREATE_USAGE(`--package-manager must be one of ${packageManagers.join(', ')}, got ${JSON.stringify(pm)}`)
   }
   const packagesFrom = values['packages-from'] ?? (env.SPINDLE_CREATE_PACKAGES || undefined)
   if (values.template === '') throw new SPINDLE_CREATE_USAGE('--template needs a name')

@@ -1,7 +1,8 @@
 import createError from '@fastify/error'
 
 // Every error create-spindle reports. Codes are stable and never reused; the CLI prints
-// `code: message` and exits 1 (2 for usage errors).
+// `code: message` and exits 1 (2 for usage errors, 128 + the signal's number when a
+// signal stopped the run).
 
 export const SPINDLE_CREATE_USAGE = createError(
   'SPINDLE_CREATE_USAGE',
@@ -36,12 +37,22 @@ export const SPINDLE_CREATE_PACKAGES_NOT_FOUND = createError(
 
 export const SPINDLE_CREATE_INSTALL_FAILED = createError(
   'SPINDLE_CREATE_INSTALL_FAILED',
-  '`%s` failed in %s (exit code %s): the project is written; fix the cause and run the install again',
+  '`%s` failed in %s (%s): the project is written; fix the cause and run it again in that folder',
 )
 
 export const SPINDLE_CREATE_CANCELLED = createError(
   'SPINDLE_CREATE_CANCELLED',
   'Cancelled: nothing was written',
+)
+
+export const SPINDLE_CREATE_WRITE_FAILED = createError(
+  'SPINDLE_CREATE_WRITE_FAILED',
+  'Cannot write the project to %s (%s): %s',
+)
+
+export const SPINDLE_CREATE_INTERRUPTED = createError(
+  'SPINDLE_CREATE_INTERRUPTED',
+  'Interrupted: %s',
 )
 
 export const errorCodes = {
@@ -52,4 +63,6 @@ export const errorCodes = {
   SPINDLE_CREATE_PACKAGES_NOT_FOUND,
   SPINDLE_CREATE_INSTALL_FAILED,
   SPINDLE_CREATE_CANCELLED,
+  SPINDLE_CREATE_WRITE_FAILED,
+  SPINDLE_CREATE_INTERRUPTED,
 } as const

@@ -2,6 +2,7 @@ export { parseArgs, detectPackageManager, usage, type CliArgs, type PackageManag
 export { create, version, type CreateContext, type Created } from './create.ts'
 export { resolveChoices, type Choices } from './choices.ts'
 export { resolveTarget, nameProblem, type Target } from './target.ts'
+export { kubernetesName } from './kubernetes-name.ts'
 export { templates, templateIds, findTemplate, type Template, type TemplateId } from './templates.ts'
 export { manifest } from './package-json.ts'
 export { tarballSpecs } from './packages-from.ts'

@@ -1,4 +1,5 @@
 import { relative } from 'node:path'
+import { kubernetesName } from './kubernetes-name.ts'
 import { commandsFor } from './package-manager.ts'
 import type { Choices } from './choices.ts'
 
@@ -13,6 +14,7 @@ export function nextSteps (root: string, cwd: string, name: string, choices: Cho
     `${run} build   # production build`,
     `${run} start   # every core; health on 127.0.0.1:9091`,
     '',
-    `docker build -t ${name} .   # then k8s/ for Kubernetes`,
+    // The image k8s/deployment.yaml runs.
+    `docker build -t ${kubernetesName(name)} .   # then k8s/ for Kubernetes`,
   ].join('\n')
 }

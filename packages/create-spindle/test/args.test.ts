@@ -27,7 +27,8 @@ describe('parseArgs', () => {
 
   it.each([
     [['--frobnicate'], /Unknown option '--frobnicate'/],
-    [['--package-manager', 'yarn'], /--package-manager must be one of npm, pnpm, got yarn/],
+    [['--package-manager', 'yarn'], /--package-manager must be one of npm, pnpm, got "yarn"/],
+    [['--package-manager='], /--package-manager must be one of npm, pnpm, got ""/],
     [['--ts', '--js'], /--typescript and --js contradict each other/],
     [['a', 'b'], /Expected one folder name, got 2: a b/],
     [['--template'], /argument missing/],

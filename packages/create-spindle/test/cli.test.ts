@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { execFile } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -14,9 +14,9 @@ let cwd: string
 beforeAll(() => { cwd = mkdtempSync(join(tmpdir(), 'create-spindle-cli-')) })
 afterAll(() => { rmSync(cwd, { recursive: true, force: true }) })
 
-function createSpindle (args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number, output: string }> {
+function createSpindle (args: string[], env: NodeJS.ProcessEnv = {}, dir = cwd): Promise<{ code: number, output: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { cwd, env: { ...process.env, CI: 'true', SPINDLE_CREATE_PACKAGES: '', ...env } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [cli, ...args], { cwd: dir, env: { ...process.env, CI: 'true', SPINDLE_CREATE_PACKAGES: '', ...env } }, (err, stdout, stderr) => {
       resolve({ code: err ? Number((err as { code?: number }).code) : 0, output: stdout + stderr })
     })
   })
@@ -50,6 +50,48 @@ describe('create-spindle errors', () => {
     const { code } = await createSpindle(['fresh', '--template', 'fastify', '--no-install'])
     expect(code).toBe(0)
     expect(JSON.parse(readFileSync(join(cwd, 'fresh', 'package.json'), 'utf8')).name).toBe('fresh')
+  })
+
+  it('refuses a folder under a file (ENOTDIR) with a coded error naming the path, not a stack trace', async () => {
+    writeFileSync(join(cwd, 'afile'), 'mine')
+    const { code, output } = await createSpindle(['afile/sub', '--template', 'fastify', '--no-install'])
+    expect(code).toBe(1)
+    expect(output).toContain(`SPINDLE_CREATE_WRITE_FAILED: Cannot write the project to ${join(cwd, 'afile', 'sub')} (ENOTDIR`)
+    expect(output).toContain('nothing was written')
+    expect(output).not.toMatch(/^\s+at /m)
+    expect(readFileSync(join(cwd, 'afile'), 'utf8')).toBe('mine')
+  })
+
+  it('refuses a symbolic link to nothing (ENOENT) and leaves the link as it was', async () => {
+    symlinkSync('nowhere', join(cwd, 'dangling'))
+    const { code, output } = await createSpindle(['dangling', '--template', 'fastify', '--no-install'])
+    expect(code).toBe(1)
+    expect(output).toContain(`SPINDLE_CREATE_WRITE_FAILED: Cannot write the project to ${join(cwd, 'dangling')} (ENOENT: a symbolic link to nowhere`)
+    expect(output).not.toMatch(/^\s+at /m)
+    expect(lstatSync(join(cwd, 'dangling')).isSymbolicLink()).toBe(true)
+    expect(existsSync(join(cwd, 'nowhere'))).toBe(false)
+  })
+
+  it('removes what it wrote when a write fails halfway (ENAMETOOLONG)', async () => {
+    // A folder so deep that the project's shortest paths fit in PATH_MAX (4096 on Linux,
+    // with the final NUL) and its longest do not, however it stages the files.
+    const files = ['common', 'next/shared', 'next/ts'].flatMap((part) => {
+      const from = fileURLToPath(new URL(`../templates/${part}/`, import.meta.url))
+      return readdirSync(from, { recursive: true, encoding: 'utf8' })
+    })
+    const longest = Math.max(...files.map((f) => f.length))
+    let deep = mkdtempSync(join(tmpdir(), 'create-spindle-deep-'))
+    const top = deep
+    const length = 4095 - '/app/'.length - longest + 3
+    while (deep.length < length - 1) deep = join(deep, 'd'.repeat(Math.min(200, length - deep.length - 1)))
+    mkdirSync(deep, { recursive: true })
+    const { code, output } = await createSpindle(['app', '--template', 'next', '--typescript', '--no-install'], {}, deep)
+    expect(code).toBe(1)
+    expect(output).toContain(`SPINDLE_CREATE_WRITE_FAILED: Cannot write the project to ${join(deep, 'app')} (ENAMETOOLONG`)
+    expect(output).toContain('what was written is removed')
+    expect(output).not.toMatch(/^\s+at /m)
+    expect(readdirSync(deep)).toEqual([])
+    rmSync(top, { recursive: true })
   })
 
   it('exits 2 on an unknown flag', async () => {

@@ -24,9 +24,9 @@ describe.each(templates.map((t) => [t.id, t] as [string, Template]))('the %s tem
     }
   })
 
-  it.each([true, false])('writes a complete project (typescript: %s) with every placeholder filled', (typescript) => {
+  it.each([true, false])('writes a complete project (typescript: %s) with every placeholder filled', async (typescript) => {
     const dir = join(root, `${template.id}-${typescript ? 'ts' : 'js'}`)
-    const files = scaffold(dir, { name: 'shop', template, typescript, packageManager: 'npm', spindleRange: '^0.1.0', tarballs: new Map() })
+    const files = await scaffold(dir, { name: 'shop', template, typescript, packageManager: 'npm', spindleRange: '^0.1.0', tarballs: new Map() })
     const ext = typescript ? 'ts' : 'js'
     for (const file of ['package.json', 'README.md', 'Dockerfile', '.dockerignore', '.gitignore', `app.${ext}`, `spindle.config.${ext}`,
       'k8s/deployment.yaml', 'k8s/service.yaml', 'k8s/hpa.yaml', 'k8s/networkpolicy.yaml']) {
@@ -35,6 +35,8 @@ describe.each(templates.map((t) => [t.id, t] as [string, Template]))('the %s tem
     expect(existsSync(join(dir, typescript ? 'app.js' : 'app.ts'))).toBe(false)
     expect(files.some((f) => /\.tsx?$/.test(f) && !f.endsWith('.d.ts'))).toBe(typescript)
     for (const file of files) expect(read(dir, file), file).not.toMatch(/\{\{\w+\}\}/)
+    // A JavaScript project's code names its own files, not the TypeScript template's.
+    if (!typescript) for (const file of files.filter((f) => /\.jsx?$/.test(f))) expect(read(dir, file), file).not.toMatch(/\bapp\.ts\b/)
 
     const pkg = JSON.parse(read(dir, 'package.json'))
     expect(pkg).toMatchObject({ name: 'shop', private: true, type: 'module', scripts: { start: 'spindle start' } })

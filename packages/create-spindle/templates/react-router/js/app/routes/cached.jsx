@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { useLoaderData } from 'react-router'
 
-// Shared caches (httpCache in app.ts) keep this page for 60 s and may serve it stale for
+// Shared caches (httpCache in app.js) keep this page for 60 s and may serve it stale for
 // 5 minutes while one request renders it again; purge it early by its tag with
 // POST /cache/purge {"tags":["cached"]} on the control port.
 export function headers () {
