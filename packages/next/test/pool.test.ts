@@ -7,7 +7,7 @@ import { FormData, request } from 'undici'
 import { nextAdapter } from '@spindle/next'
 import { renderPoolStats } from '@spindle/runtime/pool'
 import { appDir, buildApp } from './fixtures/build.ts'
-import { postThenGet, rawRequest } from '../../runtime/test/raw-http.ts'
+import { badHostAnswers, postThenGet, rawRequest } from '../../runtime/test/raw-http.ts'
 
 // The adapter's own suite, in pool mode: Next runs in 2 pool threads, Fastify and its hooks here.
 let fastify: FastifyInstance
@@ -135,16 +135,10 @@ describe('nextAdapter with threads: Next runs in pool threads', () => {
 
   it('answers 400 SPINDLE_NEXT_BAD_REQUEST to a Host a URL refuses or reads as another host, before Next runs', async () => {
     const port = Number(new URL(base).port)
-    for (const host of ['x:99999', 'x:65536', '[:::::]', '[1.2.3.4]', '%00', 'a%2fb', 'a%20b', '1.2.3.256', '0x1ffffffff', '0x7f.1']) {
-      const answers = [
-        await rawRequest(port, `GET /api/url HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
-        await rawRequest(port, `POST /api/echo HTTP/1.1\r\nHost: ${host}\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi`),
-      ]
-      for (const answer of answers) {
-        expect(answer.statusLine, host).toBe('HTTP/1.1 400 Bad Request')
-        expect(JSON.parse(answer.body).code, host).toBe('SPINDLE_NEXT_BAD_REQUEST')
-      }
-    }
+    expect(await badHostAnswers(port, 'SPINDLE_NEXT_BAD_REQUEST', (host) => [
+      `GET /api/url HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+      `POST /api/echo HTTP/1.1\r\nHost: ${host}\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi`,
+    ])).toEqual([])
   })
 
   it('serves a request with a header named __proto__ or constructor, as Next in one thread does', async () => {

@@ -66,3 +66,30 @@ export function postThenGet (port: number, post: string, size: number, get: stri
     socket.write(`GET ${get} HTTP/1.1\r\nHost: app.test\r\nConnection: close\r\n\r\n`)
   })
 }
+
+/**
+ * Hosts RFC 3986 allows that WHATWG URL refuses (building the app's URL would throw) or reads
+ * as another host (the app would not see the host the hooks saw): the adapters answer 400.
+ */
+export const HOSTS_A_URL_CHANGES = ['x:99999', 'x:65536', '[:::::]', '[1.2.3.4]', '%00', 'a%2fb', 'a%20b', '1.2.3.256', '0x1ffffffff', '0x7f.1']
+
+/**
+ * Sends the requests `heads(host)` gives for each of HOSTS_A_URL_CHANGES (each with
+ * `Connection: close`); returns the answers that were not a 400 with the error `code`.
+ */
+export async function badHostAnswers (port: number, code: string, heads: (host: string) => string[]): Promise<string[]> {
+  const wrong: string[] = []
+  for (const host of HOSTS_A_URL_CHANGES) {
+    for (const head of heads(host)) {
+      const answer = await rawRequest(port, head)
+      let answered: unknown
+      try {
+        answered = (JSON.parse(answer.body) as { code?: unknown }).code
+      } catch {
+        answered = answer.body.slice(0, 80)
+      }
+      if (answer.statusLine !== 'HTTP/1.1 400 Bad Request' || answered !== code) wrong.push(`${host}: ${answer.statusLine} ${String(answered)}`)
+    }
+  }
+  return wrong
+}
