@@ -18,6 +18,12 @@ export const SPINDLE_REACT_ROUTER_BAD_REQUEST = createError(
   400,
 )
 
+export const SPINDLE_REACT_ROUTER_URI_TOO_LONG = createError(
+  'SPINDLE_REACT_ROUTER_URI_TOO_LONG',
+  'The path has more than %d segments',
+  414,
+)
+
 export const SPINDLE_REACT_ROUTER_VITE_FAILED = createError(
   'SPINDLE_REACT_ROUTER_VITE_FAILED',
   'dev: true could not start Vite for the app in %s: %s',

@@ -13,7 +13,7 @@ import { httpCache } from '@spindle/cache'
 import { reactRouterAdapter } from '@spindle/react-router'
 import { renderPoolStats } from '@spindle/runtime/pool'
 import { buildApp, serverBuild } from './fixtures/build.ts'
-import { badHostAnswers, postThenGet } from '../../runtime/test/raw-http.ts'
+import { badHostAnswers, postThenGet, rawRequest } from '../../runtime/test/raw-http.ts'
 
 const BROWSER = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36' }
 const CHROMIUM = '/usr/bin/chromium'
@@ -155,6 +155,12 @@ describe('reactRouterAdapter with threads: pages render in pool threads', () => 
       `GET /about.data HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
       `POST /form HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 8\r\nConnection: close\r\n\r\nname=ada`,
     ])).toEqual([])
+  })
+
+  it('answers 414 SPINDLE_REACT_ROUTER_URI_TOO_LONG to a path of more than 256 segments, before any thread', async () => {
+    const answer = await rawRequest((one.server.address() as { port: number }).port, `GET /${'a/'.repeat(7000)} HTTP/1.1\r\nHost: shop.test\r\nConnection: close\r\n\r\n`)
+    expect(answer.statusLine).toBe('HTTP/1.1 414 URI Too Long')
+    expect(JSON.parse(answer.body).code).toBe('SPINDLE_REACT_ROUTER_URI_TOO_LONG')
   })
 })
 

@@ -88,6 +88,21 @@ describe('the Host of the request the app renders', () => {
   })
 })
 
+describe('the depth of the path the app renders', () => {
+  it('answers 414 SPINDLE_REACT_ROUTER_URI_TOO_LONG to a path of more than 256 segments, before React Router matches it', async () => {
+    // 7,000 segments: about 2 s of one thread's CPU in React Router's matching.
+    for (const path of ['/' + 'a/'.repeat(256), '/' + 'a/'.repeat(7000), '/about' + '/x'.repeat(300) + '.data']) {
+      const started = Date.now()
+      const res = await raw(`GET ${path} HTTP/1.1\r\nHost: shop.test\r\n`)
+      expect(res.status, `${path.length} bytes`).toBe(414)
+      expect(JSON.parse(res.body).code).toBe('SPINDLE_REACT_ROUTER_URI_TOO_LONG')
+      expect(Date.now() - started).toBeLessThan(500)
+    }
+    // 256 segments are rendered (a 404 here: no route goes that deep).
+    expect((await raw(`GET /${'a/'.repeat(255)}a HTTP/1.1\r\nHost: shop.test\r\n`)).status).toBe(404)
+  })
+})
+
 describe('client files', () => {
   it('never serves a dotfile, a dot directory or a symlink out of the client folder', async () => {
     for (const path of ['/.env', '/.git/config', '/%2eenv', '/linked.txt']) {
