@@ -41,7 +41,11 @@ export function routedUrl (request: FastifyRequest): URL {
   const path = q === -1 ? target : target.slice(0, q)
   if (path[0] !== '/' || path.includes('\\') || DOT_SEGMENT.test(path)) throw new SPINDLE_REACT_ROUTER_BAD_REQUEST('path that does not stay as routed')
   if (tooDeep(path)) throw new SPINDLE_REACT_ROUTER_URI_TOO_LONG(MAX_PATH_SEGMENTS)
-  const url = new URL(`${request.protocol}://${host}`)
+  // With trustProxy the protocol is the client's X-Forwarded-Proto: anything but http or https
+  // would make the URL throw ('a b') or hand the app another scheme ('javascript').
+  const protocol = request.protocol
+  if (protocol !== 'http' && protocol !== 'https') throw new SPINDLE_REACT_ROUTER_BAD_REQUEST('invalid protocol')
+  const url = new URL(`${protocol}://${host}`)
   // Setting pathname and search keeps them as given (a leading '//' stays a path).
   url.pathname = path
   url.search = q === -1 ? '' : target.slice(q)

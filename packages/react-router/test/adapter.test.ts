@@ -48,6 +48,14 @@ describe('reactRouterAdapter in one Fastify process', () => {
     expect(res.body).toContain('https:<!-- -->//<!-- -->shop.test')
   })
 
+  it('answers 400 SPINDLE_REACT_ROUTER_BAD_REQUEST to a trusted X-Forwarded-Proto other than http or https', async () => {
+    for (const proto of ['a b', 'javascript', 'ftp', 'http:']) {
+      const res = await get('/', { headers: { 'x-forwarded-proto': proto } })
+      expect(res.status, proto).toBe(400)
+      expect(JSON.parse(res.body).code, proto).toBe('SPINDLE_REACT_ROUTER_BAD_REQUEST')
+    }
+  })
+
   it('streams a deferred loader value to a browser in the same response', async () => {
     const res = await request(base + '/slow', { headers: BROWSER })
     expect(res.headers['transfer-encoding']).toBe('chunked')
