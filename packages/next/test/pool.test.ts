@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { once } from 'node:events'
-import { connect, createServer } from 'node:net'
+import { createServer } from 'node:net'
 import { threadId } from 'node:worker_threads'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { FormData, request } from 'undici'
 import { nextAdapter } from '@spindle/next'
 import { renderPoolStats } from '@spindle/runtime/pool'
 import { appDir, buildApp } from './fixtures/build.ts'
-import { badHostAnswers, postThenGet, rawRequest } from '../../runtime/test/raw-http.ts'
+import { badHostAnswers, leavingClient, postThenGet, rawRequest, seededRandom } from '../../runtime/test/raw-http.ts'
 
 // The adapter's own suite, in pool mode: Next runs in 2 pool threads, Fastify and its hooks here.
 let fastify: FastifyInstance
@@ -157,23 +157,14 @@ describe('nextAdapter with threads: Next runs in pool threads', () => {
 
   it('gives back every slot after clients that leave mid-page, mid-stream, mid-upload, or never read', async () => {
     const { port } = new URL(base)
-    let seed = 13
-    const random = () => { seed ^= seed << 13; seed >>>= 0; seed ^= seed >>> 17; seed ^= seed << 5; seed >>>= 0; return seed / 4294967296 }
+    const random = seededRandom(13)
     const targets = ['/', '/stream', '/api/big', '/api/echo', '/static', '/nope']
-    const visit = () => new Promise<void>((resolve) => {
-      const socket = connect(Number(port), '127.0.0.1')
+    const visit = () => {
       const target = targets[Math.floor(random() * targets.length)]!
-      socket.on('error', () => {})
-      socket.on('close', () => resolve())
-      if (target === '/api/echo') {
-        socket.write(`POST /api/echo HTTP/1.1\r\nhost: app.spindle.test\r\ncontent-type: text/plain\r\ncontent-length: ${1 << 20}\r\n\r\n`)
-        socket.write(Buffer.alloc(Math.floor(random() * (1 << 19)), 97))
-      } else {
-        socket.write(`GET ${target} HTTP/1.1\r\nhost: app.spindle.test\r\n\r\n`)
-      }
-      if (random() < 0.4) socket.pause()
-      setTimeout(() => socket.destroy(), random() * 80)
-    })
+      return target === '/api/echo'
+        ? leavingClient(Number(port), `POST /api/echo HTTP/1.1\r\nhost: app.spindle.test\r\ncontent-type: text/plain\r\ncontent-length: ${1 << 20}\r\n\r\n`, Buffer.alloc(Math.floor(random() * (1 << 19)), 97), random)
+        : leavingClient(Number(port), `GET ${target} HTTP/1.1\r\nhost: app.spindle.test\r\n\r\n`, undefined, random)
+    }
     for (let wave = 0; wave < 4; wave++) await Promise.all(Array.from({ length: 30 }, visit))
     const idle = () => renderPoolStats().every((p) => p.busy === 0 && p.queued === 0)
     for (let i = 0; i < 100 && !idle(); i++) await new Promise((resolve) => setTimeout(resolve, 100))

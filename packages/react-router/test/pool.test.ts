@@ -13,7 +13,7 @@ import { httpCache } from '@spindle/cache'
 import { reactRouterAdapter } from '@spindle/react-router'
 import { renderPoolStats } from '@spindle/runtime/pool'
 import { buildApp, serverBuild } from './fixtures/build.ts'
-import { badHostAnswers, postThenGet, rawRequest } from '../../runtime/test/raw-http.ts'
+import { badHostAnswers, leavingClient, postThenGet, rawRequest, seededRandom } from '../../runtime/test/raw-http.ts'
 
 const BROWSER = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36' }
 const CHROMIUM = '/usr/bin/chromium'
@@ -267,26 +267,15 @@ describe('reactRouterAdapter with threads: the connection', () => {
 
   it('gives back every slot after clients that leave at any moment: mid-page, mid-stream, mid-upload, or never reading', async () => {
     const { port } = new URL(twoUrl)
-    // A seeded generator, so that a failure replays.
-    let seed = 7
-    const random = () => { seed ^= seed << 13; seed >>>= 0; seed ^= seed >>> 17; seed ^= seed << 5; seed >>>= 0; return seed / 4294967296 }
+    const random = seededRandom(7)
     const targets = ['/', '/slow', '/big', '/events', '/wait', '/upload', '/about', '/nope']
-    const visit = () => new Promise<void>((resolve) => {
-      const socket = connect(Number(port), '127.0.0.1')
+    const visit = () => {
       const target = targets[Math.floor(random() * targets.length)]!
-      socket.on('error', () => {})
-      socket.on('close', () => resolve())
-      if (target === '/upload') {
-        // Half a body of a larger announced length: the action is still reading when the client goes.
-        socket.write(`POST /upload HTTP/1.1\r\nhost: app.test\r\ncontent-type: application/octet-stream\r\ncontent-length: ${1 << 20}\r\n\r\n`)
-        socket.write(Buffer.alloc(Math.floor(random() * (1 << 19))))
-      } else {
-        socket.write(`GET ${target} HTTP/1.1\r\nhost: app.test\r\nuser-agent: ${BROWSER['user-agent']}\r\n\r\n`)
-      }
-      // Some never read, so the response backs up; every one leaves within 80 ms.
-      if (random() < 0.4) socket.pause()
-      setTimeout(() => socket.destroy(), random() * 80)
-    })
+      // Half a body of a larger announced length: the action is still reading when the client goes.
+      return target === '/upload'
+        ? leavingClient(Number(port), `POST /upload HTTP/1.1\r\nhost: app.test\r\ncontent-type: application/octet-stream\r\ncontent-length: ${1 << 20}\r\n\r\n`, Buffer.alloc(Math.floor(random() * (1 << 19))), random)
+        : leavingClient(Number(port), `GET ${target} HTTP/1.1\r\nhost: app.test\r\nuser-agent: ${BROWSER['user-agent']}\r\n\r\n`, undefined, random)
+    }
     // The figures read a running render.
     const ac = new AbortController()
     const waiting = request(twoUrl + '/wait', { signal: ac.signal }).catch(() => undefined)

@@ -93,3 +93,25 @@ export async function badHostAnswers (port: number, code: string, heads: (host: 
   }
   return wrong
 }
+
+/** A seeded xorshift generator of numbers in [0, 1): a test that fails replays. */
+export function seededRandom (seed: number): () => number {
+  return () => { seed ^= seed << 13; seed >>>= 0; seed ^= seed >>> 17; seed ^= seed << 5; seed >>>= 0; return seed / 4294967296 }
+}
+
+/**
+ * A client that leaves at any moment: it sends `head` and `body` (for an upload, part of what
+ * the head announced), stops reading 40 % of the time so the response backs up, and destroys
+ * its socket within 80 ms. Resolves once the socket has closed.
+ */
+export function leavingClient (port: number, head: string, body: Buffer | undefined, random: () => number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.on('error', () => {})
+    socket.on('close', () => resolve())
+    socket.write(head)
+    if (body) socket.write(body)
+    if (random() < 0.4) socket.pause()
+    setTimeout(() => socket.destroy(), random() * 80)
+  })
+}
