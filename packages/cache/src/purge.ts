@@ -31,6 +31,8 @@ export function purge (store: SharedStore | FleetStore, request: PurgeRequest): 
   if (typeof request !== 'object' || request === null) throw new SPINDLE_CACHE_INVALID_PURGE('expected an object with keys, tags or paths')
   const keys = strings('keys', request.keys)
   const tags = strings('tags', request.tags)
+  // The store's path tags start with a NUL; a tag spelled so would purge a path prefix.
+  if (tags.some((t) => t.startsWith('\0'))) throw new SPINDLE_CACHE_INVALID_PURGE('a tag must not start with a NUL character: purge path prefixes with paths')
   const paths = strings('paths', request.paths, (p) => p.startsWith('/'))
   if (keys.length + tags.length + paths.length === 0) throw new SPINDLE_CACHE_INVALID_PURGE('name at least one key, tag or path')
   let deleted = 0

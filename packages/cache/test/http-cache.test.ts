@@ -271,5 +271,8 @@ describe('httpCache: purge', () => {
     expect(s.app.httpCache.purge({ keys: [key] }).deleted).toBe(1)
     expect((await get(`${s.url}/about`)).text).toBe('about 2')
     expect(() => s!.app.httpCache.purge({})).toThrow(expect.objectContaining({ code: 'SPINDLE_CACHE_INVALID_PURGE' }))
+    // A tag spelled as the store's own path tag is refused, not read as a purge of every path.
+    expect(() => s!.app.httpCache.purge({ tags: ['\0path:/'] })).toThrow(expect.objectContaining({ code: 'SPINDLE_CACHE_INVALID_PURGE' }))
+    expect((await get(`${s.url}/about`)).text).toBe('about 2')
   })
 })

@@ -72,4 +72,23 @@ describe('Next.js revalidation purges httpCache', () => {
     await useCache.updateTags(['posts'])
     expect(await body(`${url}/post`)).toBe('/post 3')
   })
+
+  it("a Next tag spelled as the HTTP cache's own path tag purges no page", async () => {
+    const { url } = await pages()
+    await body(`${url}/x`)
+    await new SpindleCacheHandler({}).revalidateTag(['\0path:/', '\0path:/x'])
+    await useCache.updateTags(['\0path:/'])
+    expect(await body(`${url}/x`)).toBe('/x 1')
+    // Still Next's tags: its entries that carry them are revalidated.
+    expect(await useCache.getExpiration(['\0path:/'])).toBeGreaterThan(0)
+  })
+
+  it('an expire that is negative or not a number revalidates at once instead of throwing', async () => {
+    const { url } = await pages()
+    await body(`${url}/post`)
+    await new SpindleCacheHandler({}).revalidateTag('posts', { expire: -1 })
+    expect(await body(`${url}/post`)).toBe('/post 2')
+    await useCache.updateTags(['posts'], { expire: Number.NaN })
+    expect(await body(`${url}/post`)).toBe('/post 3')
+  })
 })

@@ -68,16 +68,22 @@ function pathOfTag (tag: string): string | undefined {
   return DOT_SEGMENT.test(path) ? undefined : path
 }
 
+// The HTTP cache's own tags (its path tags) start with a NUL, which no Cache-Tag header
+// can carry: a tag of Next's spelled so names no page's Cache-Tag.
+const HTTP_INTERNAL = '\0'
+
 /**
  * Invalidates Next's entries for `tags`, and, through the same store, what the HTTP cache
  * (`httpCache`) holds for them: the tags themselves (a page's `Cache-Tag` header), and for
  * Next's implicit path tags the pages under that path. `expireMs`: 0 gone at once, else
- * stale at once and gone after that many ms.
+ * stale at once and gone after that many ms; a negative or non-number one (a cache
+ * profile's expire of -1) is read as 0 rather than failing the action that revalidates.
  */
 export function invalidateNextTags (tags: readonly string[], expireMs: number): void {
   const store = nextCacheStore()
-  const plain = tags.filter((t) => !t.startsWith(IMPLICIT))
+  const plain = tags.filter((t) => !t.startsWith(IMPLICIT) && !t.startsWith(HTTP_INTERNAL))
   const paths = tags.map(pathOfTag).filter((p) => p !== undefined)
-  store.invalidateTags([...storeTags(tags), ...plain], { expire: expireMs })
-  if (paths.length > 0) store.invalidatePaths(paths, { expire: expireMs })
+  const expire = expireMs >= 0 ? expireMs : 0
+  store.invalidateTags([...storeTags(tags), ...plain], { expire })
+  if (paths.length > 0) store.invalidatePaths(paths, { expire })
 }
