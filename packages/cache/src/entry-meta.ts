@@ -16,7 +16,7 @@ export interface LanguageAlias {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
+export const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
 
 export function isVaryRecord (meta: unknown): meta is VaryRecord {
   if (!isObject(meta) || !isObject(meta.vary)) return false

@@ -1,5 +1,6 @@
 import { promisify } from 'node:util'
 import { gunzip, gzip } from 'node:zlib'
+import { isFiniteNumber } from '../entry-meta.ts'
 
 const gzipAsync = promisify(gzip)
 const gunzipAsync = promisify(gunzip)
@@ -65,7 +66,6 @@ export async function decodeEntry (raw: Buffer, maxBytes: number): Promise<{ hea
   }
 }
 
-const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string')
 
 function isEntryHeader (h: unknown): h is EntryHeader {
