@@ -82,7 +82,7 @@ export type Storability = { ok: true, meta: ResponseMeta, keepFor: number } | { 
 export interface StoringRequest {
   /** It carried credentials (Cookie, Authorization, credentialHeaders) and its route did not declare itself public. */
   credentialed: boolean
-  /** Its only credential was Authorization: RFC 9111 3.5 lets must-revalidate share the response too. */
+  /** Its only credential was Authorization: RFC 9111 3.5 lets s-maxage share the response too. */
   authorizationOnly?: boolean
   /** Cache-Control: no-store on the request. */
   noStore: boolean
@@ -104,11 +104,13 @@ export function analyze (status: number, lines: HeaderLines, requestTime: number
   if (cc.has('no-store') && !(cc.has('must-understand') && understood)) return { ok: false, reason: 'no-store' }
   if (request.noStore) return { ok: false, reason: 'request no-store' }
   if (cc.get('private') === true) return { ok: false, reason: 'private' }
-  // Only a response that says it is for everyone is shared from a request with credentials.
-  // RFC 9111 3.5 counts must-revalidate as saying so for Authorization (the response is then
-  // stored, revalidated once stale, and answers only requests without credentials: `au` is
-  // not set); a Cookie or another credential header never gets that reading.
-  const mayShare = cc.has('public') || cc.has('s-maxage') || (request.authorizationOnly === true && cc.has('must-revalidate'))
+  // Only a response that says it is for everyone is shared from a request with credentials:
+  // `public`. RFC 9111 3.5 also lets s-maxage and must-revalidate say so for Authorization;
+  // s-maxage is kept there (a directive only shared caches read), must-revalidate is not
+  // (it is a common header of per-user APIs, and shared it hands one user's data to
+  // everyone). A Cookie or another credential header takes `public` alone: Next.js sends
+  // s-maxage on every prerendered page, including one its proxy shows only to signed-in users.
+  const mayShare = cc.has('public') || (request.authorizationOnly === true && cc.has('s-maxage'))
   if (request.credentialed && !mayShare) return { ok: false, reason: 'credentials' }
   if (lines.some(([n]) => n === 'set-cookie')) return { ok: false, reason: 'set-cookie' }
   if (parseList(headerValue(lines, 'vary')).includes('*')) return { ok: false, reason: 'vary *' }

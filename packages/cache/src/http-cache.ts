@@ -181,7 +181,8 @@ class HttpCache {
     if (ctx.cc.has('only-if-cached')) {
       // The client forbids contacting the origin: a usable stored response or 504, nothing else.
       const freshness = found && this.#freshness(ctx, found)
-      if (found && freshness && (freshness.usable || (!freshness.validate && found.meta.mr !== 1 && ctx.cc.get('max-stale') === true))) {
+      const staleAllowed = !freshness?.validate && found?.meta.mr !== 1 && ctx.cc.get('max-stale') === true && (!ctx.credentialed || found?.meta.au === 1)
+      if (found && freshness && (freshness.usable || staleAllowed)) {
         this.#serve(reply, found, freshness.usable ? 'HIT' : 'STALE')
         return reply
       }
@@ -281,12 +282,20 @@ class HttpCache {
       primary: this.keyOf(this.keyRequest(request, path + query)),
       cc: parseCacheControl(headers['cache-control']),
       path,
-      canonical: path + query === url,
+      // A Host spelled otherwise than its canonical form ('App.Example', 'app.example:80')
+      // reaches the app as spelled: the page may echo it, so it is not stored for everyone.
+      canonical: path + query === url && this.#canonicalHost(request),
       credentialed: credentials > 0,
       authorizationOnly: credentials === 1 && authorizationOnly,
     }
     if (ctx.cc.size === 0 && parseList(headers.pragma).includes('no-cache')) ctx.cc.set('no-cache', true)
     return ctx
+  }
+
+  /** Whether the Host header, as the app reads it, is already in the form the key holds. */
+  #canonicalHost (request: FastifyRequest): boolean {
+    const raw = request.raw.headers.host
+    return typeof raw !== 'string' || normalizeHost(raw, (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true) === raw
   }
 
   /** Answers from a stored response; each request counts once in the stats, here or in #fill. */

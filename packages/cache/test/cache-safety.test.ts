@@ -27,15 +27,24 @@ describe('httpCache: the key cannot be poisoned', () => {
         reply.header('cache-control', 'max-age=60')
         return `${req.url} ${count('page')}`
       })
+      app.get('/echo', async (req, reply) => {
+        reply.header('cache-control', 'max-age=60')
+        return `<a href="https://${req.headers.host}/login"> ${count('echo')}`
+      })
     })
     for (const host of ['app.com/blog', 'app.com?x', 'x@app.com', 'app.com:99999', 'app.com:8x', '%', 'a b']) {
       expect((await withHost(s.url, '/post-1', host)).status, host).toBe(400)
     }
     expect(s.runs.get('page')).toBeUndefined()
-    // Case and the default port do not make another entry.
-    expect((await withHost(s.url, '/blog/post-1', 'App.COM:80')).text).toBe('/blog/post-1 1')
-    expect((await withHost(s.url, '/blog/post-1', 'app.com')).text).toBe('/blog/post-1 1')
-    expect((await withHost(s.url, '/blog/post-1', 'app.com:8080')).text).toBe('/blog/post-1 2')
+    // Case and the default port do not make another entry, and a Host spelled so fills none:
+    // the app reads it as spelled, and a page that echoes it must not reach everyone.
+    expect((await withHost(s.url, '/echo', 'App.COM:80')).text).toBe('<a href="https://App.COM:80/login"> 1')
+    expect((await withHost(s.url, '/echo', 'app.com')).text).toBe('<a href="https://app.com/login"> 2')
+    expect((await withHost(s.url, '/echo', 'app.com')).text).toBe('<a href="https://app.com/login"> 2')
+    // Answered from the entry of the canonical spelling.
+    expect((await withHost(s.url, '/echo', 'APP.com')).text).toBe('<a href="https://app.com/login"> 2')
+    expect((await withHost(s.url, '/echo', 'app.com:80')).text).toBe('<a href="https://app.com/login"> 2')
+    expect((await withHost(s.url, '/echo', 'app.com:8080')).text).toBe('<a href="https://app.com:8080/login"> 3')
   })
 
   it('answers only allowedHosts', async () => {
@@ -122,6 +131,46 @@ describe('httpCache: responses for one user are not shared', () => {
     expect((await get(`${s.url}/me`, { headers: { authorization: 'Bearer x' } })).text).toBe('anonymous 5')
   })
 
+  it('a page answered to a Cookie with s-maxage is not stored: only public shares it (Next.js sends s-maxage on pages its proxy gates)', async () => {
+    s = await start((app, count) => {
+      app.get('/members', async (req, reply) => {
+        if (req.headers.cookie === undefined) return reply.code(307).header('location', '/login').send()
+        reply.header('cache-control', 's-maxage=31536000')
+        return `members only ${count('members')}`
+      })
+      app.get('/home', async (req, reply) => {
+        reply.header('cache-control', 's-maxage=600')
+        return `home for ${String(req.headers.cookie ?? 'anyone')} ${count('home')}`
+      })
+    })
+    const member = { headers: { cookie: 'session=alice' } }
+    expect((await get(`${s.url}/members`)).status).toBe(307)
+    expect((await get(`${s.url}/members`, member)).text).toBe('members only 1')
+    const anonymous = await get(`${s.url}/members`)
+    expect(anonymous.status).toBe(307)
+    expect(anonymous.text).not.toContain('members only')
+    // A client that allows any staleness and forbids the origin gets no member's page either.
+    const onlyCached = await get(`${s.url}/members`, { headers: { 'cache-control': 'only-if-cached, max-stale' } })
+    expect(onlyCached.status).toBe(504)
+    // What anonymous clients filled is still shared with signed-in ones (the app said s-maxage).
+    expect((await get(`${s.url}/home`)).text).toBe('home for anyone 1')
+    expect((await get(`${s.url}/home`, member)).text).toBe('home for anyone 1')
+  })
+
+  it('only-if-cached with max-stale gives a request with a Cookie no entry that is not shared with credentials', async () => {
+    s = await start((app, count) => {
+      app.get('/greet', async (req, reply) => {
+        reply.header('cache-control', 'max-age=1').header('last-modified', new Date(Date.now() - 86_400_000).toUTCString())
+        return `hello ${String(req.headers.cookie ?? 'guest')} ${count('greet')}`
+      })
+    })
+    expect((await get(`${s.url}/greet`)).text).toBe('hello guest 1')
+    await sleep(1100)
+    const stale = { 'cache-control': 'only-if-cached, max-stale' }
+    expect((await get(`${s.url}/greet`, { headers: stale })).text).toBe('hello guest 1')
+    expect((await get(`${s.url}/greet`, { headers: { ...stale, cookie: 'name=z' } })).status).toBe(504)
+  })
+
   it('shares what says public or s-maxage, and routes with config.cache.public', async () => {
     s = await start((app, count) => {
       app.get('/public', async (_req, reply) => {
@@ -147,8 +196,8 @@ describe('httpCache: responses for one user are not shared', () => {
   })
 })
 
-describe('httpCache: Authorization and must-revalidate (RFC 9111 3.5)', () => {
-  it('stores what answers Authorization with must-revalidate for requests without credentials only; a Cookie gets no such reading', async () => {
+describe('httpCache: Authorization, s-maxage and must-revalidate (RFC 9111 3.5)', () => {
+  it('shares what answers Authorization only with public or s-maxage, never with must-revalidate alone; a Cookie takes public alone', async () => {
     s = await start((app, count) => {
       app.get('/doc', async (req, reply) => {
         reply.header('cache-control', 'max-age=60, must-revalidate')
@@ -158,17 +207,25 @@ describe('httpCache: Authorization and must-revalidate (RFC 9111 3.5)', () => {
         reply.header('cache-control', 'max-age=60')
         return `${String(req.headers.authorization ?? 'anonymous')} ${count('plain')}`
       })
+      app.get('/shared', async (req, reply) => {
+        reply.header('cache-control', 's-maxage=60')
+        return `${String(req.headers.authorization ?? 'anonymous')} ${count('shared')}`
+      })
     })
+    // must-revalidate alone does not share what answered Authorization: a per-user API's
+    // `max-age=60, must-revalidate` would hand one user's data to everyone.
     expect((await get(`${s.url}/doc`, { headers: { authorization: 'Bearer a' } })).text).toBe('Bearer a 1')
-    expect((await get(`${s.url}/doc`)).text).toBe('Bearer a 1')
-    // Another user's credentials never reach it: the response did not say public.
-    expect((await get(`${s.url}/doc`, { headers: { authorization: 'Bearer b' } })).text).toBe('Bearer b 2')
-    expect((await get(`${s.url}/doc`, { headers: { cookie: 'session=c' } })).text).toBe('session=c 3')
+    expect((await get(`${s.url}/doc`)).text).toBe('anonymous 2')
+    expect((await get(`${s.url}/doc`, { headers: { authorization: 'Bearer b' } })).text).toBe('Bearer b 3')
+    expect((await get(`${s.url}/doc`, { headers: { cookie: 'session=c' } })).text).toBe('session=c 4')
+    // s-maxage does (RFC 9111 3.5: a directive only shared caches read), for Authorization alone.
+    expect((await get(`${s.url}/shared`, { headers: { authorization: 'Bearer a' } })).text).toBe('Bearer a 1')
+    expect((await get(`${s.url}/shared`)).text).toBe('Bearer a 1')
     // Authorization beside a Cookie is a cookie-authenticated request: not stored.
-    s.app.httpCache.purge({ paths: ['/doc'] })
-    expect((await get(`${s.url}/doc`, { headers: { authorization: 'Bearer a', cookie: 'session=a' } })).text).toBe('Bearer a 4')
-    expect((await get(`${s.url}/doc`)).text).toBe('anonymous 5')
-    // Without must-revalidate nothing answered to Authorization is stored.
+    s.app.httpCache.purge({ paths: ['/shared'] })
+    expect((await get(`${s.url}/shared`, { headers: { authorization: 'Bearer a', cookie: 'session=a' } })).text).toBe('Bearer a 2')
+    expect((await get(`${s.url}/shared`)).text).toBe('anonymous 3')
+    // Without either nothing answered to Authorization is stored.
     expect((await get(`${s.url}/plain`, { headers: { authorization: 'Bearer a' } })).text).toBe('Bearer a 1')
     expect((await get(`${s.url}/plain`)).text).toBe('anonymous 2')
   })

@@ -53,7 +53,7 @@ describe('httpCache: storing and reuse (RFC 9111)', () => {
     await get(`${s.url}/auth`, auth)
     expect((await get(`${s.url}/auth`, auth)).text).toBe('/auth 2')
     expect((await get(`${s.url}/auth`)).text).toBe('/auth 3')
-    // public (or s-maxage, must-revalidate) makes it shareable, as RFC 9111 3.5 says.
+    // public (or, for Authorization alone, s-maxage) makes it shareable, as RFC 9111 3.5 says.
     await get(`${s.url}/auth-public`, auth)
     expect((await get(`${s.url}/auth-public`, auth)).text).toBe('/auth-public 1')
   })

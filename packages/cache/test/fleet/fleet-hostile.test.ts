@@ -56,7 +56,7 @@ async function member (prefix: string, options: Partial<StartFleetOptions> = {})
     })
     app.post('/item', async () => 'updated')
     app.get('/mine', async (request, reply) => {
-      reply.header('cache-control', 's-maxage=60').header('vary', 'cookie')
+      reply.header('cache-control', 'public, s-maxage=60').header('vary', 'cookie')
       return `page for ${request.headers.cookie ?? 'nobody'} ${count('mine')}`
     })
     app.get('/y/:n', async (request, reply) => {
