@@ -142,16 +142,46 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
     removeSignals()
     throw new SPINDLE_RUNTIME_STOPPED_DURING_START(noted.signal)
   }
+  // The control port listens before the workers load the app: a probe during a long start
+  // reads /healthz 200 and /readyz 503 (Kubernetes counts a refused connection against the
+  // pod's liveness), and /status shows the workers starting.
+  let control: Server | undefined
+  let controlUrl: string | undefined
+  const closeControl = async (): Promise<void> => {
+    if (!control) return
+    control.closeAllConnections()
+    await new Promise<void>((resolve) => control!.close(() => resolve()))
+  }
+  if (opts.controlPort !== false) {
+    control = createControlServer(supervisor, opts.controlRoutes, () => ({
+      pid: process.pid,
+      // Known before the workers listen, unless port 0 leaves the first worker to pick it.
+      url: supervisor.port === 0 ? null : urlFor(opts.host, supervisor.port),
+      mode: opts.mode, poolThreads: opts.poolThreads, workers: opts.workers, uptimeMs: Math.round(process.uptime() * 1000),
+    }), fleet ? () => fleet.agent.metrics() : undefined)
+    try {
+      control.listen(opts.controlPort, opts.controlHost)
+      await once(control, 'listening')
+    } catch (err) {
+      removeSignals()
+      await fleet?.close()
+      throw controlListenError(err as Error, opts.controlHost, opts.controlPort)
+    }
+    const address = control.address()
+    controlUrl = urlFor(opts.controlHost, typeof address === 'object' && address ? address.port : opts.controlPort)
+  }
   try {
     await supervisor.start()
     started = true
     if (stoppedBy) {
       // The signal came as the last worker began to listen: stop all of them.
       await close()
+      await closeControl()
       removeSignals()
       throw new SPINDLE_RUNTIME_STOPPED_DURING_START(stoppedBy)
     }
   } catch (err) {
+    await closeControl()
     if (stoppedBy) {
       await stopping
       removeSignals()
@@ -166,25 +196,6 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
   const port = supervisor.port
   const url = urlFor(opts.host, port)
 
-  let control: Server | undefined
-  let controlUrl: string | undefined
-  if (opts.controlPort !== false) {
-    control = createControlServer(supervisor, opts.controlRoutes, () => ({
-      pid: process.pid, url, mode: opts.mode, poolThreads: opts.poolThreads, workers: opts.workers, uptimeMs: Math.round(process.uptime() * 1000),
-    }), fleet ? () => fleet.agent.metrics() : undefined)
-    try {
-      control.listen(opts.controlPort, opts.controlHost)
-      await once(control, 'listening')
-    } catch (err) {
-      removeSignals()
-      await supervisor.close()
-      await fleet?.close()
-      throw controlListenError(err as Error, opts.controlHost, opts.controlPort)
-    }
-    const address = control.address()
-    controlUrl = urlFor(opts.controlHost, typeof address === 'object' && address ? address.port : opts.controlPort)
-  }
-
   let closing: Promise<void> | undefined
   close = (): Promise<void> => {
     closing ??= (async () => {
@@ -193,10 +204,7 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
       removeSignals()
       await fleet?.close()
       if (unfinished > 0) opts.logger.warn({ unfinished }, 'requests cut off by shutdownTimeout')
-      if (control) {
-        control.closeAllConnections()
-        await new Promise<void>((resolve) => control.close(() => resolve()))
-      }
+      await closeControl()
       opts.logger.info({}, 'stopped')
     })()
     return closing

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { Agent } from 'node:http'
-import { connect } from 'node:net'
+import { connect, createServer, type AddressInfo } from 'node:net'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { serve, type SpindleServer } from '@spindle/runtime'
@@ -106,6 +106,37 @@ describe('serve()', () => {
     }, 10_000)
     expect((await get(readyz)).status).toBe(200)
     for (let i = 0; i < 20; i++) expect((await get(server.url + '/')).status).toBe(200)
+  })
+
+  it('answers on the control port while the app loads: /healthz 200, /readyz 503, workers starting', async () => {
+    // A free port for the control server, known before serve() resolves.
+    const probe = createServer()
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+    const controlPort = (probe.address() as AddressInfo).port
+    await new Promise((resolve) => probe.close(resolve))
+    process.env.SLOW_START_MS = '2000'
+    const starting = serve({ ...base, app: fixture('slow-start.js'), controlPort, workers: 1 })
+    try {
+      const control = `http://127.0.0.1:${controlPort}`
+      const healthz = await waitFor('the control port to answer during start-up', async () => {
+        const r = await get(control + '/healthz', { timeout: 500 }).catch(() => undefined)
+        return r?.status === 200 ? r : undefined
+      }, 1500)
+      expect(healthz.json()).toEqual({ status: 'ok' })
+      const readyz = await get(control + '/readyz')
+      expect(readyz.status).toBe(503)
+      expect(readyz.json().readyWorkers).toBe(0)
+      const status = (await get(control + '/status')).json()
+      expect(status.workers.map((w: { state: string }) => w.state)).toEqual(['starting'])
+      expect(status.url).toBeNull()
+      expect((await get(control + '/metrics')).body).toMatch(/^spindle_ready 0$/m)
+      server = await starting
+      expect((await get(control + '/readyz')).status).toBe(200)
+      expect((await get(control + '/status')).json().url).toBe(server.url)
+    } finally {
+      delete process.env.SLOW_START_MS
+      server ??= await starting.catch(() => undefined)
+    }
   })
 
   it('answers /healthz and /status within milliseconds while every worker is blocked', async () => {
