@@ -84,6 +84,18 @@ export const SPINDLE_RUNTIME_POOL_THREAD_FAILED = createError(
   502,
 )
 
+export const SPINDLE_RUNTIME_POOL_UNAVAILABLE = createError(
+  'SPINDLE_RUNTIME_POOL_UNAVAILABLE',
+  'The render pool has no thread running: its threads failed to load and are being restarted',
+  503,
+)
+
+export const SPINDLE_RUNTIME_POOL_BAD_RESPONSE = createError(
+  'SPINDLE_RUNTIME_POOL_BAD_RESPONSE',
+  'The app answered with a response head that cannot be sent',
+  502,
+)
+
 export const SPINDLE_RUNTIME_POOL_OVERLOADED = createError(
   'SPINDLE_RUNTIME_POOL_OVERLOADED',
   'The render pool cannot start this request in time (%s)',
@@ -108,4 +120,6 @@ export const errorCodes = {
   SPINDLE_RUNTIME_POOL_START_FAILED,
   SPINDLE_RUNTIME_POOL_THREAD_FAILED,
   SPINDLE_RUNTIME_POOL_OVERLOADED,
+  SPINDLE_RUNTIME_POOL_UNAVAILABLE,
+  SPINDLE_RUNTIME_POOL_BAD_RESPONSE,
 } as const

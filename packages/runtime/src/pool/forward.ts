@@ -5,7 +5,7 @@ import { Readable } from 'node:stream'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Piscina } from 'piscina'
-import { SPINDLE_RUNTIME_POOL_THREAD_FAILED } from '../errors.ts'
+import { SPINDLE_RUNTIME_POOL_BAD_RESPONSE, SPINDLE_RUNTIME_POOL_THREAD_FAILED } from '../errors.ts'
 import { deserializeError } from '../protocol.ts'
 import { CHUNK_BYTES, WINDOW, type FromThread, type PoolTask, type RequestHead, type ResponseHead, type TaskResult, type ToThread } from './protocol.ts'
 import { buffersFreedWhenWritten } from './release.ts'
@@ -59,10 +59,14 @@ class ThreadResponse extends Readable {
  * every value: `reply.header()` replaces what it was given before for any other name.
  */
 function applyHead (reply: FastifyReply, head: ResponseHead): void {
+  // Throws for a status outside 100-599 (Node lets an app write up to 999): the caller answers 502.
   reply.status(head.status)
   if (head.statusText !== undefined) reply.raw.statusMessage = head.statusText
   const values = new Map<string, string | string[]>()
   for (const [name, value] of head.headers) {
+    // No trailer crosses the port, so none is announced (and Node refuses a Trailer header
+    // on a response with a Content-Length, which a whole page is sent with).
+    if (name === 'trailer') continue
     const seen = values.get(name)
     if (seen === undefined) values.set(name, value)
     else if (typeof seen === 'string') values.set(name, [seen, value])
@@ -115,14 +119,42 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
     port.close()
   }
 
+  /**
+   * The app's head could not be sent (a status Fastify refuses, a header Node refuses): the
+   * render is stopped and the client gets a 502, or a cut connection if bytes left already.
+   */
+  const refuseHead = (err: Error): void => {
+    onCrash(err, reply.raw.headersSent)
+    if (!ended) port.postMessage({ t: 'abort' } satisfies ToThread)
+    finish()
+    response?.destroy(err)
+    if (reply.raw.headersSent) reply.raw.destroy()
+    else if (!reply.sent) {
+      // None of the app's head goes out with the 502 (a Set-Cookie of a failed answer least of all).
+      for (const name of Object.keys(reply.getHeaders())) reply.removeHeader(name)
+      reply.code(502).send(new SPINDLE_RUNTIME_POOL_BAD_RESPONSE())
+    }
+    resolveReplied()
+  }
+
   const onMessage = (message: FromThread): void => {
+    try {
+      handle(message)
+    } catch (err) {
+      refuseHead(err as Error)
+    }
+  }
+
+  const handle = (message: FromThread): void => {
     switch (message.t) {
       case 'head': {
         applyHead(reply, message.head)
         const owned = buffersFreedWhenWritten(request, reply)
-        if (message.end && message.b && !reply.hasHeader('transfer-encoding')) {
-          // Whole already (a page rendered in one turn): sent as one buffer, with a
-          // Content-Length and without a stream to pipe.
+        // Whole already: one buffer. Fastify would give a Buffer without a Content-Type
+        // application/octet-stream, so a head without one takes the stream path (no type,
+        // as the app sent it).
+        if (message.end && message.b && !reply.hasHeader('transfer-encoding') && reply.hasHeader('content-type')) {
+          // A page rendered in one turn: sent with a Content-Length and no stream to pipe.
           finish()
           owned?.push(message.b)
           reply.send(Buffer.from(message.b))
@@ -158,10 +190,14 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
   port.on('message', onMessage)
 
   reply.raw.once('close', () => {
-    if (ended || reply.raw.writableFinished) return
+    // The thread sent its last bytes: nothing to stop. A response that finished without them
+    // was replaced (an onSend hook answered something else) or cut: the render is stopped
+    // too, or it would wait for credits for ever and hold its slot.
+    if (ended) return
     gone = true
     port.postMessage({ t: 'abort' } satisfies ToThread)
     finish()
+    response?.destroy()
     resolveReplied()
   })
 

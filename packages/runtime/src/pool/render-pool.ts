@@ -14,7 +14,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 import { isMainThread, resourceLimits, workerData, type Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import { Piscina } from 'piscina'
-import { SPINDLE_RUNTIME_POOL_START_FAILED } from '../errors.ts'
+import { SPINDLE_RUNTIME_POOL_START_FAILED, SPINDLE_RUNTIME_POOL_UNAVAILABLE } from '../errors.ts'
 import { AdmissionGate } from './admission-gate.ts'
 import { markAnswered, type ShedSocket } from '../admission/retry.ts'
 import { forward } from './forward.ts'
@@ -33,6 +33,9 @@ const IDLE_TO_START = 0.25
  * started on idle time, and long-lived ones, run beyond `concurrency`.
  */
 const TASKS_PER_THREAD_CAP = 1024
+/** ms before a fresh pool is started in place of one short of threads, doubled after each failed start up to REFILL_MAX. */
+const REFILL_FIRST = 1000
+const REFILL_MAX = 30_000
 
 /** A request running on a pool thread; `counted` until it has run LONG_LIVED ms. */
 interface Running { readonly startedAt: number, counted: boolean }
@@ -105,6 +108,8 @@ export class RenderPool {
   #timer: NodeJS.Timeout | undefined
   /** Each thread's event-loop utilization when the current poll began. */
   #pollElu = new Map<Worker, EventLoopUtilization>()
+  /** A fresh pool is being started in place of this one (#refill). */
+  #refilling = false
 
   private constructor (o: RenderPoolOptions, pool: Piscina, hangs: HangWatch | undefined) {
     this.#o = o
@@ -180,6 +185,12 @@ export class RenderPool {
   }
 
   async #run (request: FastifyRequest, reply: FastifyReply, head: RequestHead, arrived: number, now: number): Promise<void> {
+    if (this.#pool.threads.length === 0) {
+      // Every thread failed to load and piscina starts none: piscina would hold the task
+      // until a fresh pool replaces it (#refill), and the client with it.
+      reply.code(503).header('retry-after', '1').header('cache-control', 'no-store').send(new SPINDLE_RUNTIME_POOL_UNAVAILABLE())
+      return
+    }
     this.#busy++
     const running: Running = { startedAt: now, counted: true }
     this.#running.add(running)
@@ -187,7 +198,7 @@ export class RenderPool {
     const { replied, settled } = forward(this.#pool, request, reply, head, (err, headSent) => {
       request.log.error({ err }, headSent ? 'render pool thread failed mid-response: connection cut' : 'render pool thread failed: answered 502')
     })
-    void settled.then(() => {
+    const done = (): void => {
       this.#running.delete(running)
       const end = performance.now()
       markAnswered(request.raw.socket as ShedSocket | null, end)
@@ -197,7 +208,9 @@ export class RenderPool {
       }
       this.#next()
       if (this.#queue.length === 0) this.#admission?.settle()
-    })
+    }
+    // The slot comes back however the task ended.
+    settled.then(done, done)
     return replied
   }
 
@@ -247,16 +260,38 @@ export class RenderPool {
   #watch (pool: Piscina): void {
     pool.on('error', (err: Error) => { this.#o.log.error({ err }, 'render pool thread failed') })
     pool.on('workerDestroy', () => {
-      setTimeout(() => {
-        if (this.#closing || this.#pool !== pool || pool.threads.length >= this.#o.threads) return
-        this.#o.log.warn('render pool has %d of %d threads: starting a new pool', pool.threads.length, this.#o.threads)
-        startPiscina(this.#o, this.#hangs).then((fresh) => {
-          if (this.#closing) { void fresh.close({ force: true }); return }
-          this.#pool = fresh
-          this.#watch(fresh)
-          void pool.close()
-        }, (err: unknown) => { this.#o.log.error({ err }, 'render pool could not be restarted') })
-      }, 1000).unref()
+      // piscina starts the replacement right after this event, unless a thread failed while
+      // loading. With no thread left and none to come, the tasks piscina queued (requests
+      // sent while the replacement loaded) would wait for ever: closing the pool fails them
+      // (502), and requests from then on get 503 until a fresh pool serves.
+      setImmediate(() => {
+        if (this.#closing || this.#pool !== pool || pool.threads.length > 0) return
+        pool.close({ force: true }).catch(() => {})
+      })
+      setTimeout(() => { this.#refill(pool, REFILL_FIRST) }, REFILL_FIRST).unref()
+    })
+  }
+
+  /**
+   * Starts a fresh pool in place of `pool` if it is still short of threads. A start that
+   * fails (the app cannot load now) is tried again after `wait` ms, twice as long each time
+   * up to REFILL_MAX; meanwhile the threads left serve, or, with none, requests get 503.
+   */
+  #refill (pool: Piscina, wait: number): void {
+    if (this.#closing || this.#refilling || this.#pool !== pool || pool.threads.length >= this.#o.threads) return
+    this.#refilling = true
+    this.#o.log.warn('render pool has %d of %d threads: starting a new pool', pool.threads.length, this.#o.threads)
+    startPiscina(this.#o, this.#hangs).then((fresh) => {
+      this.#refilling = false
+      if (this.#closing) { void fresh.close({ force: true }); return }
+      this.#pool = fresh
+      this.#watch(fresh)
+      pool.close().catch(() => {})
+    }, (err: unknown) => {
+      this.#refilling = false
+      const next = Math.min(wait * 2, REFILL_MAX)
+      this.#o.log.error({ err, retryInMs: wait }, 'render pool could not be restarted: trying again in %d ms', wait)
+      setTimeout(() => { this.#refill(pool, next) }, wait).unref()
     })
   }
 
@@ -320,6 +355,10 @@ async function startPiscina (o: RenderPoolOptions, hangs: HangWatch | undefined)
     ...await youngGeneration(),
   })
   if (hangs) pool.on('message', (message: unknown) => { if (isThreadReady(message)) hangs.track(message) })
+  // From creation on, piscina's 'error' always has a listener: a second thread failing after
+  // the first settled the start below would otherwise be thrown as an uncaught exception.
+  // The pool's own listener (#watch) logs what comes after start-up.
+  pool.on('error', () => {})
   let ready = 0
   try {
     await new Promise<void>((resolve, reject) => {

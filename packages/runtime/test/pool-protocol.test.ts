@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { existsSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { request } from 'undici'
+import { RenderPool, renderPoolStats, requestHead } from '@spindle/runtime/pool'
+import { fixture, waitFor } from './helpers.ts'
+
+// The main thread's side of the pool protocol, against a pool thread without a framework
+// (fixtures/pool-thread-heads.mjs) that answers with heads an app may write.
+
+const marker = join(tmpdir(), `spindle-pool-fail-${process.pid}`)
+let app: FastifyInstance
+let url: string
+let pool: RenderPool
+
+beforeAll(async () => {
+  rmSync(marker, { force: true })
+  app = Fastify({ logger: false })
+  pool = await RenderPool.start({
+    filename: fixture('pool-thread-heads.mjs'),
+    threads: 1,
+    concurrency: 2,
+    options: { failIfExists: marker },
+    shared: {},
+    maxBacklog: 1000,
+    hangTimeout: 0,
+    startTimeout: 20_000,
+    log: app.log,
+  })
+  // An onSend hook that answers something else than the streamed body, as a maintenance page would.
+  app.addHook('onSend', async (req, _reply, payload) => (req.headers['x-replace'] ? 'replaced\n' : payload))
+  app.all('/*', async (req, reply) => {
+    await pool.dispatch(req, reply, requestHead(req, `http://127.0.0.1${req.url}`))
+    return reply
+  })
+  url = await app.listen({ port: 0, host: '127.0.0.1' })
+}, 60_000)
+
+afterAll(async () => {
+  rmSync(marker, { force: true })
+  await app?.close()
+  await pool?.close()
+})
+
+async function get (path: string, headers: Record<string, string> = {}) {
+  const res = await request(url + path, { headers, headersTimeout: 10_000, bodyTimeout: 10_000 })
+  return { status: res.statusCode, headers: res.headers, body: await res.body.text() }
+}
+
+const busy = (): number => renderPoolStats().reduce((n, s) => n + s.busy, 0)
+
+describe('render pool: heads the main thread cannot send as they are', () => {
+  it('a status outside 100-599 (Node lets an app write up to 999) gets 502 without the app\'s headers, and the server serves on', async () => {
+    const res = await get('/status-999')
+    expect(res.status).toBe(502)
+    expect(JSON.parse(res.body).code).toBe('SPINDLE_RUNTIME_POOL_BAD_RESPONSE')
+    expect(res.headers['set-cookie']).toBeUndefined()
+    expect((await get('/after')).body).toBe('ok /after')
+    await waitFor('the slot to come back', () => busy() === 0, 2000)
+  })
+
+  it('a Trailer header (no trailer crosses the port) is dropped, and the page is sent', async () => {
+    const res = await get('/trailer')
+    expect(res.status).toBe(200)
+    expect(res.body).toBe('hello body\n')
+    expect(res.headers.trailer).toBeUndefined()
+    expect((await get('/after')).body).toBe('ok /after')
+    await waitFor('the slot to come back', () => busy() === 0, 2000)
+  })
+
+  it('a response without a Content-Type gets none (not application/octet-stream)', async () => {
+    const res = await get('/no-type')
+    expect(res.body).toBe('plain')
+    expect(res.headers['content-type']).toBeUndefined()
+  })
+})
+
+describe('render pool: a streamed response an onSend hook replaced', () => {
+  it('stops the render and gives its slot back', async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await get('/endless', { 'x-replace': '1' })
+      expect(res.body).toBe('replaced\n')
+    }
+    await waitFor('every slot to come back', () => busy() === 0, 3000)
+    // The slots serve: more replaced streams than the pool has slots went through.
+    expect((await get('/after')).body).toBe('ok /after')
+  })
+})
+
+describe('render pool: a replacement thread that cannot load', () => {
+  it('answers 503 at once while no thread can load, does not end the process, and serves again once one can', async () => {
+    writeFileSync(marker, 'x')
+    // The thread ends; piscina's replacement fails while loading, and piscina starts no other.
+    const exited = await get('/exit')
+    expect(exited.status).toBe(502)
+    const unavailable = await waitFor('requests to get 503 at once', async () => {
+      const started = performance.now()
+      const res = await get('/x')
+      return res.status === 503 && performance.now() - started < 1000 ? res : undefined
+    }, 10_000)
+    expect(JSON.parse(unavailable.body).code).toBe('SPINDLE_RUNTIME_POOL_UNAVAILABLE')
+    expect(unavailable.headers['retry-after']).toBe('1')
+    rmSync(marker)
+    expect(existsSync(marker)).toBe(false)
+    // A fresh pool is tried again after 1, 2, 4 … s.
+    const back = await waitFor('a fresh pool to serve', async () => {
+      const res = await get('/back')
+      return res.status === 200 ? res : undefined
+    }, 20_000, 200)
+    expect(back.body).toBe('ok /back')
+  }, 40_000)
+})
