@@ -3,6 +3,8 @@ import { ControlMetrics } from './metrics/control-metrics.ts'
 import type { ControlHandler } from './options.ts'
 import type { Supervisor } from './supervisor.ts'
 
+const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
+
 /**
  * The control server runs on the main thread, which never runs app code, so it answers
  * health probes within milliseconds even when every worker's event loop is blocked.
@@ -33,9 +35,15 @@ export function createControlServer (supervisor: Supervisor, extra: Readonly<Rec
       readyWorkers: supervisor.readyWorkers(),
       workers: supervisor.status(),
     }),
-    'GET /metrics': (_req, res) => {
+    'GET /metrics': (req, res) => {
+      if (req.method === 'HEAD') {
+        // The head alone: no worker is asked for figures only to throw them away.
+        res.writeHead(200, { 'content-type': METRICS_TYPE, 'cache-control': 'no-store' })
+        res.end()
+        return
+      }
       metrics.text().then((body) => {
-        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' })
+        res.writeHead(200, { 'content-type': METRICS_TYPE, 'cache-control': 'no-store' })
         res.end(body)
       }, (err: unknown) => json(res, 500, { error: (err as Error).message }))
     },
@@ -55,7 +63,11 @@ export function createControlServer (supervisor: Supervisor, extra: Readonly<Rec
       }
       return
     }
-    const known = Object.keys(routes).some((k) => k.endsWith(` ${path}`))
-    json(res, known ? 405 : 404, { error: known ? 'method not allowed' : 'not found' })
+    const allowed = Object.keys(routes).filter((k) => k.endsWith(` ${path}`)).map((k) => k.slice(0, k.indexOf(' ')))
+    if (allowed.length === 0) return json(res, 404, { error: 'not found' })
+    // RFC 9110 15.5.6: a 405 names the methods the route takes (GET brings HEAD).
+    if (allowed.includes('GET')) allowed.push('HEAD')
+    res.setHeader('allow', allowed.join(', '))
+    json(res, 405, { error: 'method not allowed' })
   })
 }

@@ -69,6 +69,8 @@ export class Supervisor extends EventEmitter {
   readonly #opts: ResolvedOptions
   readonly #slots: Slot[]
   readonly #live = new Set<ManagedWorker>()
+  /** Restarted workers that failed to start: their exit is expected. */
+  readonly #failedStarts = new WeakSet<ManagedWorker>()
   #port: number
   #monitor: NodeJS.Timeout | undefined
   #lastHeapAt = 0
@@ -145,7 +147,7 @@ export class Supervisor extends EventEmitter {
     const worker = new ManagedWorker(slot.id, slot.generation, this.#port, this.#opts, handover)
     this.#live.add(worker)
     worker.on('worker-error', (err: Error) => {
-      if (this.#started) this.#opts.logger.error({ worker: slot.id, err: err.message }, 'worker threw an uncaught error')
+      if (this.#started) this.#opts.logger.error({ worker: slot.id, ...errorFields(err) }, 'worker threw an uncaught error')
     })
     worker.on('worker-message', (msg: WorkerMessage) => {
       if (msg.type === 'unhandled-rejection') {
@@ -189,7 +191,9 @@ export class Supervisor extends EventEmitter {
     slot.worker = undefined
     slot.crashes = Date.now() - worker.startedAt > STABLE_AFTER ? 1 : slot.crashes + 1
     const delay = restartDelayFor(slot.crashes, this.#opts.restartDelay, this.#opts.maxRestartDelay)
-    this.#opts.logger.warn({ worker: slot.id, code, restartInMs: delay }, 'worker exited unexpectedly')
+    // A restart that failed to start was logged with its reason (#restart): only the next try is news.
+    if (this.#failedStarts.has(worker)) this.#opts.logger.info({ worker: slot.id, restartInMs: delay }, 'trying to start the worker again')
+    else this.#opts.logger.warn({ worker: slot.id, code, restartInMs: delay }, 'worker exited unexpectedly')
     this.emit('worker-exit', { id: slot.id, code })
     this.#scheduleRestart(slot, delay)
   }
@@ -213,7 +217,8 @@ export class Supervisor extends EventEmitter {
       this.#opts.logger.info({ worker: slot.id, generation: worker.generation, warmup: worker.warmup }, 'worker restarted')
       this.emit('worker-restarted', { id: slot.id })
     } catch (err) {
-      this.#opts.logger.error({ worker: slot.id, err: (err as Error).message }, 'restarted worker failed to start')
+      this.#failedStarts.add(worker)
+      this.#opts.logger.error({ worker: slot.id, ...errorFields(err as Error) }, 'restarted worker failed to start')
       // Its exit schedules the next attempt with a longer delay.
       if (!worker.exited) await worker.terminate()
     }
@@ -332,7 +337,9 @@ export class Supervisor extends EventEmitter {
     this.emit('worker-replaced', { id, reason })
     if (!old || (old.exited && !released)) return 'replaced'
     const { unfinished, terminated } = await (released ?? this.#release(old, reason))
-    if (unfinished > 0 || terminated) {
+    if (reason === 'stalled') {
+      if (unfinished > 0) this.#opts.logger.warn({ worker: id, unfinished }, 'stuck worker ended: the requests it held were cut')
+    } else if (unfinished > 0 || terminated) {
       this.#opts.logger.warn({ worker: id, unfinished, terminated }, 'old worker did not finish all requests in shutdownTimeout')
     }
     return 'replaced'
@@ -487,5 +494,16 @@ export class Supervisor extends EventEmitter {
       return { unfinished }
     }))
     return { unfinished: results.reduce((sum, r) => sum + r.unfinished, 0) }
+  }
+}
+
+/** What a log line says of an error: its message, code, stack and its cause's. */
+function errorFields (err: Error & { code?: unknown, cause?: unknown }): Record<string, unknown> {
+  const cause = err.cause as (Error & { code?: unknown }) | undefined
+  return {
+    err: err.message,
+    ...(err.code !== undefined ? { code: err.code } : {}),
+    stack: err.stack,
+    ...(cause instanceof Error ? { cause: cause.stack ?? cause.message } : {}),
   }
 }

@@ -139,6 +139,18 @@ describe('serve()', () => {
     }
   })
 
+  it('answers a wrong method on a control route 405 with Allow, and HEAD /metrics without asking the workers', async () => {
+    server = await serve({ ...base, workers: 1 })
+    const post = await get(server.controlUrl + '/healthz', { method: 'POST' })
+    expect(post.status).toBe(405)
+    expect(post.headers.allow).toBe('GET, HEAD')
+    expect((await get(server.controlUrl + '/nope', { method: 'POST' })).status).toBe(404)
+    const head = await get(server.controlUrl + '/metrics', { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(head.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8')
+    expect(head.body).toBe('')
+  })
+
   it('answers /healthz and /status within milliseconds while every worker is blocked', async () => {
     server = await serve({ ...base, workers: 1, heartbeatTimeout: 200, stallTimeout: 5000 })
     await get(server.url + '/block')

@@ -110,10 +110,19 @@ export class ControlMetrics {
       snapshot('spindle_metrics_workers_unanswered', 'gauge', `Workers whose request metrics did not arrive for this scrape: asked and silent for ${WORKER_METRICS_TIMEOUT_MS} ms, or busy and silent for ${METRICS_STALE_MS / 1000} s (their previous figures are shown)`,
         [{ value: unanswered, labels: {} }]),
     ]]
-    for (const { id, metrics } of [...this.#last.values(), ...[...this.#retired].map(([id, metrics]) => ({ id, metrics }))]) {
-      // Summed under the metric's own name, and kept per worker under spindle_worker_….
-      groups.push(metrics, metrics.map((m) => perWorker(m, id)))
-    }
+    // Summed here under the metric's own name, and per worker under spindle_worker_…, with
+    // histogram sums in integer microseconds: a float total depends on the order of its
+    // terms, and a worker's figures move from the live ones into its slot's retired total
+    // when it exits, so a float _sum could read a hair lower after a restart (Prometheus
+    // takes any drop for a counter reset).
+    const figures = [
+      ...[...this.#last.values()].map(({ id, metrics }) => ({ id, metrics: sumsInMicros(metrics) })),
+      ...[...this.#retired].map(([id, metrics]) => ({ id, metrics })),
+    ]
+    groups.push(
+      sumsInSeconds(addSnapshots(figures.map((f) => f.metrics))),
+      sumsInSeconds(addSnapshots(figures.map((f) => f.metrics.map((m) => perWorker(m, f.id))))),
+    )
     const merged = AggregatorRegistry.aggregate(groups as unknown as Parameters<typeof AggregatorRegistry.aggregate>[0])
     const text = await Registry.merge([this.#process, merged as Registry]).metrics()
     return text + (this.#extra?.() ?? '')
@@ -126,24 +135,50 @@ export class ControlMetrics {
    * both fold the same worker in, or lose one.
    */
   #retire (id: number, metrics: MetricSnapshot[]): void {
-    const lasting = metrics.filter((m) => m.type === 'counter' || m.type === 'histogram')
-    this.#retired.set(id, addSnapshots(this.#retired.get(id) ?? [], lasting))
+    const lasting = sumsInMicros(metrics.filter((m) => m.type === 'counter' || m.type === 'histogram'))
+    this.#retired.set(id, addSnapshots([this.#retired.get(id) ?? [], lasting]))
   }
 }
 
-/** `a` and `b` with the values of each metric's equal series (name and labels) added. */
-function addSnapshots (a: readonly MetricSnapshot[], b: readonly MetricSnapshot[]): MetricSnapshot[] {
+/** The snapshots with the values of each metric's equal series (name and labels) added. */
+function addSnapshots (lists: ReadonlyArray<readonly MetricSnapshot[]>): MetricSnapshot[] {
   const key = (v: Sample): string => `${v.metricName ?? ''}${JSON.stringify(Object.entries(v.labels).sort(([x], [y]) => (x < y ? -1 : 1)))}`
-  const sum = new Map<string, MetricSnapshot>()
-  for (const metric of [...a, ...b]) {
-    const into = sum.get(metric.name) ?? { ...metric, values: [] }
-    sum.set(metric.name, into)
-    const values = new Map(into.values.map((v) => [key(v), v]))
-    for (const v of metric.values) {
-      const same = values.get(key(v))
-      if (same) same.value += v.value
-      else { const copy = { ...v, labels: { ...v.labels } }; into.values.push(copy); values.set(key(v), copy) }
+  const sum = new Map<string, { metric: MetricSnapshot, series: Map<string, Sample> }>()
+  for (const list of lists) {
+    for (const metric of list) {
+      let into = sum.get(metric.name)
+      if (!into) {
+        into = { metric: { ...metric, values: [] }, series: new Map() }
+        sum.set(metric.name, into)
+      }
+      for (const v of metric.values) {
+        const k = key(v)
+        const same = into.series.get(k)
+        if (same) same.value += v.value
+        else {
+          const copy = { ...v, labels: { ...v.labels } }
+          into.metric.values.push(copy)
+          into.series.set(k, copy)
+        }
+      }
     }
   }
-  return [...sum.values()]
+  return [...sum.values()].map((s) => s.metric)
 }
+
+const MICROS = 1e6
+
+/** Each histogram's `_sum` in integer microseconds (`up`) or back in seconds, the rest as it is. */
+function scaleSums (metrics: readonly MetricSnapshot[], up: boolean): MetricSnapshot[] {
+  return metrics.map((m) => m.type !== 'histogram'
+    ? m
+    : {
+        ...m,
+        values: m.values.map((v) => v.metricName?.endsWith('_sum') ? { ...v, value: up ? Math.round(v.value * MICROS) : v.value / MICROS } : v),
+      })
+}
+
+/** Histogram sums in integer microseconds, which add up exactly in any order. */
+const sumsInMicros = (metrics: readonly MetricSnapshot[]): MetricSnapshot[] => scaleSums(metrics, true)
+/** Back to seconds, for the exposition. */
+const sumsInSeconds = (metrics: readonly MetricSnapshot[]): MetricSnapshot[] => scaleSums(metrics, false)
