@@ -103,6 +103,10 @@ async function main (argv: string[]): Promise<void> {
     usage((err as Error).message)
   }
   const { values, positionals } = parsed
+  // `--port "$UNSET"` is a script's mistake, not a request for the default.
+  for (const [name, value] of Object.entries(values)) {
+    if (value === '') usage(`--${name} needs a value, got an empty string`)
+  }
   if (values.help) { process.stdout.write(HELP + '\n'); return }
   if (values.version) { process.stdout.write(VERSION + '\n'); return }
   const [command, appArg, ...extra] = positionals
@@ -131,6 +135,9 @@ async function main (argv: string[]): Promise<void> {
 
   for (const flag of ['control-port', 'control-host'] as const) {
     if (values['no-control'] && values[flag] !== undefined) usage(`--no-control and --${flag} contradict each other: give one of them`)
+  }
+  if (dev && values['control-host'] !== undefined && values['control-port'] === undefined) {
+    usage('spindle dev runs no control server unless --control-port is given: --control-host alone does nothing')
   }
   const controlPort: number | false | undefined = values['no-control'] ? false : pick('control-port', 'SPINDLE_CONTROL_PORT')
   const logger = config.logger ?? createConsoleLogger()

@@ -78,14 +78,23 @@ function controlListenError (err: Error & { code?: string }, host: string, port:
  * machine's, or a port in use, fails the start before any worker loads the app.
  */
 async function assertControlAddress (host: string, port: number): Promise<void> {
+  await probeListen(host, port).catch((err: Error) => { throw controlListenError(err, host, port) })
+}
+
+/** Listens on `host` for a moment: an address that is not this machine's fails before any worker loads the app. */
+async function assertHostListenable (host: string): Promise<void> {
+  await probeListen(host, 0).catch((err: Error) => {
+    throw new SPINDLE_RUNTIME_INVALID_OPTION(`host ${JSON.stringify(host)} cannot be listened on: ${err.message}`, { cause: err })
+  })
+}
+
+async function probeListen (host: string, port: number): Promise<void> {
   const probe = createServer()
   try {
     await new Promise<void>((resolve, reject) => {
       probe.once('error', reject)
       probe.listen(port, host, resolve)
     })
-  } catch (err) {
-    throw controlListenError(err as Error, host, port)
   } finally {
     probe.close()
   }
@@ -107,6 +116,7 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
     resolved = resolveOptions(options, v8Young)
     resolved.logger.info({ mode: resolved.mode, reason: resolved.modeReason, workers: resolved.workers, poolThreads: resolved.poolThreads },
       resolved.mode === 'pool' ? 'pool mode: one Fastify worker, renders in a pool of threads' : 'reusePort mode: workers share the port')
+    await assertHostListenable(resolved.host)
     if (resolved.port !== 0) await assertPortFree(resolved.host, resolved.port)
     if (resolved.controlPort !== false) await assertControlAddress(resolved.controlHost, resolved.controlPort)
     fleet = await startCacheFleet(resolved)

@@ -128,6 +128,31 @@ describe('spindle CLI', () => {
     expect(existsSync(marker)).toBe(false)
   })
 
+  it('refuses a host it cannot listen on before any worker loads the app, naming host', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spindle-cli-'))
+    const marker = join(dir, 'loaded')
+    writeFileSync(join(dir, 'app.mjs'), `import { writeFileSync } from 'node:fs'\nwriteFileSync(${JSON.stringify(marker)}, '')\nexport default async function app () {}\n`)
+    // TEST-NET-1 (RFC 5737): never an address of this machine.
+    const r = run(['start', join(dir, 'app.mjs'), '--port', '0', '-w', '1', '--host', '192.0.2.1', '--no-control'])
+    expect(await r.exit).toBe(1)
+    expect(r.stderr()).toContain('SPINDLE_RUNTIME_INVALID_OPTION: host "192.0.2.1" cannot be listened on')
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it('refuses a flag given an empty value (a script\'s unset variable) instead of taking the default', async () => {
+    for (const flag of ['--port', '--workers', '--shutdown-timeout', '--control-port', '--mode']) {
+      const r = run(['start', fixture('app.js'), flag, ''], { env: { PORT: '0' } })
+      expect(await r.exit, flag).toBe(2)
+      expect(r.stderr()).toContain(`SPINDLE_RUNTIME_CLI_USAGE: ${flag} needs a value, got an empty string`)
+    }
+  })
+
+  it('refuses --control-host without --control-port in dev, where no control server runs by default', async () => {
+    const r = run(['dev', fixture('app.js'), '--control-host', '127.0.0.1'])
+    expect(await r.exit).toBe(2)
+    expect(r.stderr()).toContain('--control-host alone does nothing')
+  })
+
   it('takes a config file whose default export is a promise, and checks what it resolves to', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'spindle-cli-'))
     const config = (options: string): string =>
