@@ -416,6 +416,33 @@ class HttpCache {
         return true
       }
     }
+    return await this.#revalidateOnce(ctx, found, staleFor)
+  }
+
+  /**
+   * One request per stale entry revalidates it at a time, in every thread: the others wait
+   * for its answer (up to coalesceTimeout) and are served from what it stored, as a miss's
+   * waiters are. Without it, every request that finds a hot page just expired (no
+   * stale-while-revalidate) runs the route at once. Requests that would not store their
+   * answer (credentials, a HEAD, a non-canonical target) revalidate for themselves.
+   */
+  async #revalidateOnce (ctx: Context, found: Found, staleFor: number): Promise<boolean> {
+    if (this.#o.coalesceTimeout === false || !this.#mayProduce(ctx, ctx.request.raw.method ?? 'GET')) return await this.#revalidate(ctx, found, staleFor)
+    const key = `\0revalidate\n${found.key}`
+    const lease = this.#store.tryLease(key, this.#o.coalesceTimeout)
+    if (lease) {
+      try {
+        return await this.#revalidate(ctx, found, staleFor)
+      } finally {
+        lease.release()
+      }
+    }
+    await this.#store.waitFor(key, this.#o.coalesceTimeout)
+    const again = this.#lookup(ctx.primary, ctx.request)
+    if (again && this.#freshness(ctx, again).usable) {
+      this.#serve(ctx.reply, again, 'HIT')
+      return true
+    }
     return await this.#revalidate(ctx, found, staleFor)
   }
 

@@ -336,6 +336,26 @@ describe('httpCache: errors', () => {
     expect((await get(`${s.url}/page`)).text).toBe('page 3')
   }, 15_000)
 
+  it('one request revalidates a stale entry; the others that find it stale at once wait and are served its answer', async () => {
+    s = await start((app, count) => {
+      app.get('/hot', async (_req, reply) => {
+        const n = count('hot')
+        await sleep(200)
+        reply.header('cache-control', 'max-age=1')
+        return `hot ${n}`
+      })
+    })
+    expect((await get(`${s.url}/hot`)).text).toBe('hot 1')
+    await sleep(1100)
+    const all = await Promise.all(Array.from({ length: 20 }, () => get(`${s!.url}/hot`)))
+    expect(new Set(all.map((r) => r.text))).toEqual(new Set(['hot 2']))
+    expect(s.runs.get('hot')).toBe(2)
+    // A request with credentials is not held behind another's revalidation: it runs the route.
+    await sleep(1100)
+    const [plain, alice] = await Promise.all([get(`${s.url}/hot`), get(`${s.url}/hot`, { headers: { cookie: 'session=alice' } })])
+    expect(new Set([plain.text, alice.text])).toEqual(new Set(['hot 3', 'hot 4']))
+  }, 15_000)
+
   it('a shed 503 does not turn coalescing off for the key', async () => {
     let shed = true
     s = await start((app, count) => {
