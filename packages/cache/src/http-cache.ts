@@ -539,7 +539,12 @@ class HttpCache {
       // Only the response's own verdict marks the key; a 304 to a conditional request, this
       // request's no-store or credentials, or a moment of overload (429, 5xx) says nothing
       // about the next request.
-      if (verdict.reason !== 'request no-store' && verdict.reason !== 'credentials' && r.status !== 304 && r.status !== 429 && r.status < 500) {
+      // Nor does an answer that varies on a header this request carried (Next.js's redirect
+      // of an `RSC: 1` request): the next request, without it, may well be cacheable, and one
+      // crafted request must not turn coalescing off for the URL.
+      const varied = parseList(headerValue(r.lines, 'vary'))
+      const ownVariant = varied.includes('*') || varied.some((h) => varyHeaders[h] !== undefined)
+      if (!ownVariant && verdict.reason !== 'request no-store' && verdict.reason !== 'credentials' && r.status !== 304 && r.status !== 429 && r.status < 500) {
         this.#store.set(`\0pass\n${primary}`, EMPTY, { expireAt: Date.now() + PASS_MS })
       }
       return false

@@ -356,6 +356,22 @@ describe('httpCache: errors', () => {
     expect(new Set([plain.text, alice.text])).toEqual(new Set(['hot 3', 'hot 4']))
   }, 15_000)
 
+  it("an uncacheable answer that varies on a header of the request (Next.js's RSC redirect) does not turn coalescing off for the URL", async () => {
+    s = await start((app, count) => {
+      app.get('/page', async (req, reply) => {
+        if (req.headers.rsc !== undefined) return reply.code(307).header('location', '/page').header('vary', 'RSC').send()
+        count('page')
+        await sleep(200)
+        reply.header('cache-control', 'max-age=60').header('vary', 'RSC')
+        return 'page'
+      })
+    })
+    expect((await get(`${s.url}/page`, { headers: { rsc: '1' } })).status).toBe(307)
+    const all = await Promise.all(Array.from({ length: 10 }, () => get(`${s!.url}/page`)))
+    expect(all.every((r) => r.text === 'page')).toBe(true)
+    expect(s.runs.get('page')).toBe(1)
+  })
+
   it('a shed 503 does not turn coalescing off for the key', async () => {
     let shed = true
     s = await start((app, count) => {
