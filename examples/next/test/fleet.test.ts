@@ -18,7 +18,7 @@ interface Proc { child: ChildProcess, url: string, control: string, output: () =
 
 async function startProcess (cacheUrl: string): Promise<Proc> {
   const child = spawn(process.execPath, [cli, 'start', '--workers', '2', '--port', '0', '--control-port', '0', '--host', '127.0.0.1'], {
-    cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SPINDLE_CACHE_URL: cacheUrl, NEXT_TELEMETRY_DISABLED: '1' },
+    cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SPINDLE_CACHE_URL: cacheUrl, NEXT_TELEMETRY_DISABLED: '1', REVALIDATE_TOKEN: 'fleet-test' },
   })
   let out = ''
   child.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString() })
@@ -47,7 +47,7 @@ async function renderId (base: string): Promise<string> {
 }
 
 async function revalidate (base: string): Promise<void> {
-  const res = await request(`${base}/api/revalidate?tag=demo`, { method: 'POST' })
+  const res = await request(`${base}/api/revalidate?tag=demo`, { method: 'POST', headers: { authorization: 'Bearer fleet-test' } })
   expect(res.statusCode).toBe(200)
   await res.body.dump()
 }
