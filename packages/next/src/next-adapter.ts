@@ -15,12 +15,14 @@ declare module 'fastify' {
 import { resolveNextOptions, type NextAdapterOptions, type ResolvedNextAdapterOptions } from './options.ts'
 import { boundPort, setNextPort } from './listen-port.ts'
 import { loadNext, type NextServer } from './load-next.ts'
+import { isNextHmr } from './next-hmr.ts'
 import { poolRender } from './pool-render.ts'
 import { assertNextCanServe } from './request-guard.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
 import { staticPages } from './warmup-pages.ts'
 import { warnIfCachePerThread } from './per-thread-cache.ts'
 import { addWarmupPaths, giveRenderTurns } from '@spindle/runtime/worker'
+import { hmrUpgrades } from '@spindle/runtime/pool'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
@@ -68,9 +70,11 @@ async function plugin (fastify: FastifyInstance, options: NextAdapterOptions): P
 async function inThreadRender (fastify: FastifyInstance, opts: ResolvedNextAdapterOptions): Promise<(request: FastifyRequest, reply: FastifyReply) => Promise<void>> {
   // `output: 'standalone'`: `dir` may be the standalone tree itself, which has no next.config.
   const standalone = opts.dev ? undefined : readStandaloneConfig(opts.dir)
-  // With httpServer, Next listens for upgrades (the dev server's HMR websocket) on Fastify's
-  // own server once it has handled a request; a second listener here would answer them twice.
-  const app = loadNext(opts.dir)({ dir: opts.dir, dev: opts.dev, quiet: opts.quiet, hostname: opts.hostname, port: opts.port, customServer: true, httpServer: fastify.server })
+  // Next adds its upgrade listener to httpServer (else to the server of the first request it
+  // handles) and leaves unanswered what it does not take. It gets the upgrades of Fastify's
+  // server for its dev HMR websocket only; the others go to the app (@spindle/runtime's hmr-upgrades.ts).
+  const upgrades = hmrUpgrades(fastify.server, (req) => opts.dev && isNextHmr(app, req))
+  const app = loadNext(opts.dir)({ dir: opts.dir, dev: opts.dev, quiet: opts.quiet, hostname: opts.hostname, port: opts.port, customServer: true, httpServer: upgrades.emitter })
   try {
     await withStandaloneConfig(standalone, () => app.prepare())
   } catch (err) {
@@ -84,6 +88,9 @@ async function inThreadRender (fastify: FastifyInstance, opts: ResolvedNextAdapt
       if (port !== undefined) setNextPort(app, port)
     })
   }
+  // preClose: the HMR websockets of open tabs would keep the server from closing, and
+  // onClose runs only once it has. Next itself closes last, after the requests in flight.
+  fastify.addHook('preClose', async () => { upgrades.close() })
   fastify.addHook('onClose', async () => { await app.close?.() })
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     assertNextCanServe(request)

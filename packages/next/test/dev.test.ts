@@ -2,7 +2,9 @@
 // copy of the fixture (dev writes its own output and the test edits a page), placed next to
 // the fixture so `next` resolves from this package.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { once } from 'node:events'
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { connect as connectTcp } from 'node:net'
 import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { request } from 'undici'
@@ -42,6 +44,32 @@ function connect (url: string): Promise<{ ws: WebSocket, messages: string[] }> {
     ws.addEventListener('message', (event) => { messages.push(String(event.data)) })
     ws.addEventListener('open', () => resolve({ ws, messages }), { once: true })
     ws.addEventListener('error', () => reject(new Error(`websocket to ${url} failed`)), { once: true })
+  })
+}
+
+/**
+ * Sends a GET with an Upgrade header over a raw socket and resolves with the answer's status
+ * line and body: 'no answer' if there is none within `ms` (the socket left open).
+ */
+function upgradeRequest (path: string, upgrade: 'h2c' | 'websocket', ms = 5_000): Promise<{ status: string, body: string }> {
+  const url = new URL(base)
+  const headers = upgrade === 'h2c'
+    ? 'Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n'
+    : 'Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n'
+  return new Promise((resolve) => {
+    const socket = connectTcp(Number(url.port), url.hostname)
+    let got = ''
+    const done = (): void => {
+      clearTimeout(timer)
+      socket.destroy()
+      const [head = '', body = ''] = got.split('\r\n\r\n')
+      resolve({ status: got ? head.split('\r\n')[0]! : 'no answer', body })
+    }
+    const timer = setTimeout(done, ms)
+    socket.on('data', (chunk: Buffer) => { got += chunk.toString('latin1') })
+    socket.on('close', done)
+    socket.on('error', () => {})
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close, Upgrade\r\n${headers}\r\n`)
   })
 }
 
@@ -90,5 +118,30 @@ describe('nextAdapter with dev: true', () => {
       ws.addEventListener('error', () => resolve(true), { once: true })
     })
     expect(refused).toBe(true)
+  }, 30_000)
+
+  it("answers requests with an Upgrade header that are not Next's HMR like any request", async () => {
+    // Next's upgrade listener is on once it has handled a request, as in a browser session.
+    expect((await get('/static')).status).toBe(200)
+    // curl --http2 sends `Upgrade: h2c`: the user's route and the pages answer it as HTTP/1.1.
+    const own = await upgradeRequest('/own', 'h2c')
+    expect(own.status).toBe('HTTP/1.1 200 OK')
+    expect(own.body).toContain('"route":"own"')
+    // A websocket upgrade nothing takes: the page itself.
+    const page = await upgradeRequest('/static', 'websocket')
+    expect(page.status).toBe('HTTP/1.1 200 OK')
+    expect(page.body).toContain('page')
+  }, 60_000)
+
+  // Last: it closes the server the tests share.
+  it('closes at once with an HMR websocket open, as with a browser tab open', async () => {
+    const { ws } = await connect(base.replace('http', 'ws') + '/_next/hmr')
+    const socketClosed = once(ws, 'close')
+    const started = Date.now()
+    const closing = fastify.close().then(() => 'closed')
+    const outcome = await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 5_000, 'still open after 5 s'))])
+    expect(outcome).toBe('closed')
+    expect(Date.now() - started).toBeLessThan(5_000)
+    await socketClosed
   }, 30_000)
 })

@@ -10,6 +10,7 @@ import { ClientFiles } from './static-files.ts'
 import { startViteDev, type ViteDev } from './vite-dev.ts'
 import { sendWebResponse, toWebRequest } from './web-request.ts'
 import { addWarmupPaths, giveRenderTurns } from '@spindle/runtime/worker'
+import { hmrUpgrades } from '@spindle/runtime/pool'
 import { staticPages } from './warmup-pages.ts'
 
 // OPTIONS is left out on purpose: a CORS plugin answers preflights, and two OPTIONS
@@ -34,7 +35,11 @@ async function plugin (fastify: FastifyInstance, options: ReactRouterAdapterOpti
   if (opts.threads > 0) {
     // Pool mode: the build is loaded in the pool threads, never here.
   } else if (opts.devRoot !== undefined) {
-    vite = await startViteDev(opts.devRoot, fastify.server)
+    const upgrades = hmrUpgrades(fastify.server, (req) => vite?.isHmrUpgrade(req) ?? false)
+    vite = await startViteDev(opts.devRoot, upgrades.emitter)
+    // preClose: the HMR websockets of open tabs would keep the server from closing, and
+    // onClose runs only once it has. Vite itself closes last, after the requests in flight.
+    fastify.addHook('preClose', async () => { upgrades.close() })
     fastify.addHook('onClose', async () => { await vite!.close() })
     // A function build is loaded again for every request: each one sees the latest edits.
     handle = createRequestHandler(vite.loadBuild, 'development')

@@ -1,6 +1,7 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { EventEmitter } from 'node:events'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { join, posix } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { ServerBuild } from 'react-router'
 import { SPINDLE_REACT_ROUTER_VITE_FAILED } from './errors.ts'
@@ -11,6 +12,7 @@ interface ViteDevServer {
   ssrLoadModule (url: string): Promise<Record<string, unknown>>
   ssrFixStacktrace (err: Error): void
   close (): Promise<void>
+  config: { base: string, server: { hmr?: boolean | { path?: string } } }
 }
 
 interface Vite {
@@ -22,6 +24,8 @@ export interface ViteDev {
   readonly middlewares: ViteDevServer['middlewares']
   /** The server build as it is now, with every edit since the last request applied. */
   loadBuild (): Promise<ServerBuild>
+  /** Whether Vite's listener takes this upgrade request: its HMR websocket (or ping). */
+  isHmrUpgrade (req: IncomingMessage): boolean
   close (): Promise<void>
 }
 
@@ -30,10 +34,11 @@ const SERVER_BUILD = 'virtual:react-router/server-build'
 
 /**
  * Starts Vite's dev server in middleware mode for the app in `root` (its vite.config with
- * React Router's plugin, which leaves the rendering to a custom server in this mode). The HMR
- * websocket is answered on `server`, the Fastify server, so the app needs one port only.
+ * React Router's plugin, which leaves the rendering to a custom server in this mode). Vite takes
+ * its HMR websocket from the 'upgrade' events of `upgrades`, which come from the Fastify server
+ * (see @spindle/runtime's hmr-upgrades.ts), so the app needs one port only.
  */
-export async function startViteDev (root: string, server: Server): Promise<ViteDev> {
+export async function startViteDev (root: string, upgrades: EventEmitter): Promise<ViteDev> {
   let vite: Vite
   try {
     // Vite is loaded from the app's folder: its own copy, matching its vite.config.
@@ -44,7 +49,7 @@ export async function startViteDev (root: string, server: Server): Promise<ViteD
   }
   let dev: ViteDevServer
   try {
-    dev = await vite.createServer({ root, appType: 'custom', server: { middlewareMode: true, hmr: { server } } })
+    dev = await vite.createServer({ root, appType: 'custom', server: { middlewareMode: true, hmr: { server: upgrades } } })
   } catch (err) {
     throw new SPINDLE_REACT_ROUTER_VITE_FAILED(root, (err as Error).message, { cause: err })
   }
@@ -59,6 +64,25 @@ export async function startViteDev (root: string, server: Server): Promise<ViteD
         throw err
       }
     },
+    isHmrUpgrade: (req) => isViteHmr(req, hmrPath(dev.config)),
     close: () => dev.close(),
   }
+}
+
+// The protocols of Vite's HMR client and of its ping while it waits for a restarted server.
+const HMR_PROTOCOLS = new Set(['vite-hmr', 'vite-ping'])
+
+/** The path Vite answers its HMR websocket on: `base`, joined with `server.hmr.path` if set. */
+function hmrPath (config: ViteDevServer['config']): string {
+  const hmr = config.server.hmr
+  const path = typeof hmr === 'object' ? hmr.path : undefined
+  return path ? posix.join(config.base, path) : config.base
+}
+
+/** The test Vite's own upgrade listener applies: anything else it would leave unanswered. */
+function isViteHmr (req: IncomingMessage, path: string): boolean {
+  const protocol = req.headers['sec-websocket-protocol']
+  if (protocol === undefined || !HMR_PROTOCOLS.has(protocol)) return false
+  // Parsed as Vite parses it, so both agree on odd targets.
+  return URL.parse(`http://localhost${req.url ?? ''}`)?.pathname === path
 }

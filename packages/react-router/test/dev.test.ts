@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { connect as connectTcp } from 'node:net'
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -74,6 +75,45 @@ async function clickUntil (page: Page, text: string): Promise<void> {
   }
 }
 
+/**
+ * Sends a GET with an Upgrade header over a raw socket and resolves with the answer's status
+ * line and body: 'no answer' if there is none within `ms` (the socket left open).
+ */
+function upgradeRequest (path: string, upgrade: 'h2c' | 'websocket', ms = 5_000): Promise<{ status: string, body: string }> {
+  const url = new URL(base)
+  const headers = upgrade === 'h2c'
+    ? 'Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n'
+    : 'Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n'
+  return new Promise((resolve) => {
+    const socket = connectTcp(Number(url.port), url.hostname)
+    let got = ''
+    const done = (): void => {
+      clearTimeout(timer)
+      socket.destroy()
+      const [head = '', body = ''] = got.split('\r\n\r\n')
+      resolve({ status: got ? head.split('\r\n')[0]! : 'no answer', body })
+    }
+    const timer = setTimeout(done, ms)
+    socket.on('data', (chunk: Buffer) => { got += chunk.toString('latin1') })
+    socket.on('close', done)
+    socket.on('error', () => {})
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close, Upgrade\r\n${headers}\r\n`)
+  })
+}
+
+/** Opens Vite's HMR websocket as its client does: the token from /@vite/client, protocol vite-hmr. */
+async function openHmr (): Promise<{ ws: WebSocket, first: Promise<string> }> {
+  const client = await (await request(base + '/@vite/client')).body.text()
+  const token = /const wsToken = "([^"]+)"/.exec(client)?.[1]
+  const ws = new WebSocket(`${base.replace('http', 'ws')}/?token=${token}`, 'vite-hmr')
+  const first = new Promise<string>((resolve) => ws.addEventListener('message', (event) => resolve(String(event.data)), { once: true }))
+  await new Promise((resolve, reject) => {
+    ws.addEventListener('open', resolve, { once: true })
+    ws.addEventListener('error', () => reject(new Error('the HMR websocket was refused')), { once: true })
+  })
+  return { ws, first }
+}
+
 describe('spindle dev with reactRouterAdapter({ dev: true })', () => {
   it('serves the source through Vite on 127.0.0.1, next to the user routes, with no build', async () => {
     expect(new URL(base).hostname).toBe('127.0.0.1')
@@ -111,4 +151,35 @@ describe('spindle dev with reactRouterAdapter({ dev: true })', () => {
       await page.close()
     }
   }, 90_000)
+
+  it('gives Vite its HMR websocket, and answers other requests with an Upgrade header like any request', async () => {
+    const { ws, first } = await openHmr()
+    try {
+      expect(JSON.parse(await first)).toEqual({ type: 'connected' })
+      // curl --http2 sends `Upgrade: h2c`: the user's route and the pages answer it as HTTP/1.1.
+      const own = await upgradeRequest('/own', 'h2c')
+      expect(own.status).toBe('HTTP/1.1 200 OK')
+      expect(own.body).toContain('"route":"own"')
+      // A websocket upgrade nothing takes: the page itself.
+      const page = await upgradeRequest('/', 'websocket')
+      expect(page.status).toBe('HTTP/1.1 200 OK')
+      expect(page.body).toContain('hello from the loader')
+    } finally {
+      ws.close()
+    }
+  }, 30_000)
+
+  // Last: it stops the server the tests share.
+  it('stops at once on SIGTERM with an HMR websocket open, as with a browser tab open', async () => {
+    const { ws } = await openHmr()
+    const closed = once(ws, 'close')
+    const started = Date.now()
+    child!.kill('SIGTERM')
+    const [code] = await once(child!, 'exit') as [number | null]
+    // Without the websocket it takes well under a second; held by it, the whole
+    // shutdownTimeout (10 s) and a drain warning.
+    expect(Date.now() - started).toBeLessThan(5_000)
+    expect(code).toBe(0)
+    await closed
+  }, 30_000)
 })
