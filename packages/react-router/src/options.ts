@@ -95,7 +95,11 @@ export function resolveAdapterOptions (input: ReactRouterAdapterOptions): Resolv
     fail('build must be the path of build/server/index.js, a ServerBuild or a function, got undefined')
   }
   if (input.clientDir === false) clientDir = undefined
-  else if (input.clientDir !== undefined) clientDir = resolve(input.clientDir)
+  else if (input.clientDir !== undefined) {
+    clientDir = resolve(input.clientDir)
+    // Named on purpose: a typo must not turn every asset request into a page's 404.
+    if (!statSync(clientDir, { throwIfNoEntry: false })?.isDirectory()) fail(`clientDir must be a folder (the client build), got ${JSON.stringify(input.clientDir)}: ${clientDir} is not one`)
+  }
   const threads = input.threads ?? poolThreadsFromEnv()
   // Named as the user set it: the option, or the variable pool mode set for them.
   const source = input.threads === undefined ? `threads (${threads}, from SPINDLE_POOL_THREADS; set threads: 0 to render in the thread that runs Fastify)` : 'threads'

@@ -204,6 +204,8 @@ describe('reactRouterAdapter options', () => {
     [{ build: serverBuild, bulid: 1 }, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', 'unknown option "bulid"'],
     [{}, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', 'build must be the path of build/server/index.js, a ServerBuild or a function, got undefined'],
     [{ build: serverBuild, clientDir: 3 }, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', 'clientDir must be a folder path or false, got 3'],
+    [{ build: serverBuild, clientDir: '/no/such/client' }, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', 'clientDir must be a folder (the client build), got "/no/such/client"'],
+    [{ build: serverBuild, clientDir: serverBuild }, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', 'clientDir must be a folder (the client build)'],
     [{ build: serverBuild, hangTimeout: -1 }, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', 'hangTimeout must be an integer from 0 (ms; 0 = never), got -1'],
     [{ build: { not: 'a build' } }, 'SPINDLE_REACT_ROUTER_BUILD_INVALID', 'not a server build'],
     [{ dev: 'yes' }, 'SPINDLE_REACT_ROUTER_INVALID_OPTION', 'dev must be a boolean'],
