@@ -99,6 +99,10 @@ export class ClientFiles {
       return false
     }
     reply.code(answer.statusCode).headers(answer.headers)
+    // A browser must not guess a type for a file of the build: a user upload under public/
+    // sniffed as HTML would run as the site's page.
+    reply.header('x-content-type-options', 'nosniff')
+    if (answer.statusCode < 300 && !reply.hasHeader('content-type')) reply.type('application/octet-stream')
     await reply.send(answer.stream)
     return true
   }

@@ -19,6 +19,7 @@ beforeAll(async () => {
   mkdirSync(join(root, '.well-known'))
   mkdirSync(join(root, 'docs', '.git'), { recursive: true })
   writeFileSync(join(root, 'hello.txt'), 'hello\n')
+  writeFileSync(join(root, 'LICENSE'), 'MIT\n')
   writeFileSync(join(root, 'assets', 'app-1234.js'), 'export {}\n')
   writeFileSync(join(root, '.well-known', 'security.txt'), 'Contact: x\n')
   writeFileSync(join(root, '.env'), 'SECRET=1\n')
@@ -52,8 +53,18 @@ async function get (path: string) {
 
 describe('ClientFiles', () => {
   it('indexes the regular files, /.well-known/ and symlinks that stay inside, once', () => {
-    // hello.txt, alias.txt, assets/app-1234.js, .well-known/security.txt; docs/loop leads back into docs/ and is walked once.
-    expect(files.size).toBe(4)
+    // hello.txt, LICENSE, alias.txt, assets/app-1234.js, .well-known/security.txt; docs/loop leads back into docs/ and is walked once.
+    expect(files.size).toBe(5)
+  })
+
+  it('says nosniff, and sends a file with no known type as application/octet-stream rather than with none', async () => {
+    const txt = await get('/hello.txt')
+    expect(txt.headers['x-content-type-options']).toBe('nosniff')
+    expect(txt.headers['content-type']).toMatch(/^text\/plain/)
+    const license = await get('/LICENSE')
+    expect(license.body).toBe('MIT\n')
+    expect(license.headers['content-type']).toBe('application/octet-stream')
+    expect(license.headers['x-content-type-options']).toBe('nosniff')
   })
 
   it('serves indexed files, also through percent-escapes and doubled slashes', async () => {
