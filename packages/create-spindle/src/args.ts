@@ -41,13 +41,14 @@ Examples
 
 /** Parses create-spindle's arguments; throws SPINDLE_CREATE_USAGE on anything it does not know. */
 export function parseArgs (argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): CliArgs {
-  let values, positionals
+  let values, positionals, tokens
   try {
-    ({ values, positionals } = parseNodeArgs({
+    ({ values, positionals, tokens } = parseNodeArgs({
       args: [...argv],
       allowPositionals: true,
       allowNegative: true,
       strict: true,
+      tokens: true,
       options: {
         template: { type: 'string', short: 't' },
         typescript: { type: 'boolean' },
@@ -65,6 +66,17 @@ export function parseArgs (argv: readonly string[], env: Readonly<Record<string,
     throw new SPINDLE_CREATE_USAGE((err as Error).message)
   }
   if (positionals.length > 1) throw new SPINDLE_CREATE_USAGE(`Expected one folder name, got ${positionals.length}: ${positionals.join(' ')}`)
+  if (positionals[0] === '') throw new SPINDLE_CREATE_USAGE('The folder name is empty (an unset variable?): name a folder, or "." for this one')
+  // parseArgs keeps the last of `--install --no-install`: a script that says both means neither.
+  const said = new Map<string, string>()
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.value !== undefined) continue
+    const other = said.get(token.name)
+    if (other !== undefined && other.startsWith('--no-') !== token.rawName.startsWith('--no-')) {
+      throw new SPINDLE_CREATE_USAGE(`${other} and ${token.rawName} contradict each other`)
+    }
+    said.set(token.name, token.rawName)
+  }
 
   const languages = [values.typescript, values.ts, values.js === undefined ? undefined : !values.js].filter((v) => v !== undefined)
   if (new Set(languages).size > 1) throw new SPINDLE_CREATE_USAGE('--typescript and --js contradict each other')

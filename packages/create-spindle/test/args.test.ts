@@ -25,6 +25,10 @@ describe('parseArgs', () => {
     expect(parseArgs([], { SPINDLE_CREATE_PACKAGES: '' }).packagesFrom).toBeUndefined()
   })
 
+  it('takes a flag said twice the same way, by any of its names', () => {
+    expect(parseArgs(['-y', '--yes', '--install', '--install']).install).toBe(true)
+  })
+
   it.each([
     [['--frobnicate'], /Unknown option '--frobnicate'/],
     [['--package-manager', 'yarn'], /--package-manager must be one of npm, pnpm, got "yarn"/],
@@ -33,6 +37,9 @@ describe('parseArgs', () => {
     [['a', 'b'], /Expected one folder name, got 2: a b/],
     [['--template'], /argument missing/],
     [['--template', ''], /--template needs a name/],
+    [['--typescript', '--no-typescript'], /--typescript and --no-typescript contradict each other/],
+    [['--no-install', '--install'], /--no-install and --install contradict each other/],
+    [[''], /The folder name is empty/],
   ])('refuses %j with SPINDLE_CREATE_USAGE', (argv, message) => {
     expect(() => parseArgs(argv)).toThrow(expect.objectContaining({ code: 'SPINDLE_CREATE_USAGE', message: expect.stringMatching(message) }))
   })
