@@ -142,7 +142,14 @@ export class ControlMetrics {
 
 /** The snapshots with the values of each metric's equal series (name and labels) added. */
 function addSnapshots (lists: ReadonlyArray<readonly MetricSnapshot[]>): MetricSnapshot[] {
-  const key = (v: Sample): string => `${v.metricName ?? ''}${JSON.stringify(Object.entries(v.labels).sort(([x], [y]) => (x < y ? -1 : 1)))}`
+  // The series' name and label values in the order the labels were set: every figure of a
+  // series is built by the same code, so the order is the same (cheaper than sorting, which
+  // took a tenth of a scrape with 100 routes).
+  const key = (v: Sample): string => {
+    let k = v.metricName ?? ''
+    for (const name in v.labels) k += `\0${name}=${String(v.labels[name])}`
+    return k
+  }
   const sum = new Map<string, { metric: MetricSnapshot, series: Map<string, Sample> }>()
   for (const list of lists) {
     for (const metric of list) {
