@@ -144,7 +144,7 @@ export class ControlMetrics {
 function addSnapshots (lists: ReadonlyArray<readonly MetricSnapshot[]>): MetricSnapshot[] {
   // The series' name and label values in the order the labels were set: every figure of a
   // series is built by the same code, so the order is the same (cheaper than sorting, which
-  // took a tenth of a scrape with 100 routes).
+  // took about 5 % of a scrape's CPU with 100 routes in a profile).
   const key = (v: Sample): string => {
     let k = v.metricName ?? ''
     for (const name in v.labels) k += `\0${name}=${String(v.labels[name])}`
