@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { once } from 'node:events'
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { connect as connectTcp } from 'node:net'
+import { upgradeRequest } from '../../runtime/test/raw-http.ts'
 import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { request } from 'undici'
@@ -47,31 +47,6 @@ function connect (url: string): Promise<{ ws: WebSocket, messages: string[] }> {
   })
 }
 
-/**
- * Sends a GET with an Upgrade header over a raw socket and resolves with the answer's status
- * line and body: 'no answer' if there is none within `ms` (the socket left open).
- */
-function upgradeRequest (path: string, upgrade: 'h2c' | 'websocket', ms = 5_000): Promise<{ status: string, body: string }> {
-  const url = new URL(base)
-  const headers = upgrade === 'h2c'
-    ? 'Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n'
-    : 'Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n'
-  return new Promise((resolve) => {
-    const socket = connectTcp(Number(url.port), url.hostname)
-    let got = ''
-    const done = (): void => {
-      clearTimeout(timer)
-      socket.destroy()
-      const [head = '', body = ''] = got.split('\r\n\r\n')
-      resolve({ status: got ? head.split('\r\n')[0]! : 'no answer', body })
-    }
-    const timer = setTimeout(done, ms)
-    socket.on('data', (chunk: Buffer) => { got += chunk.toString('latin1') })
-    socket.on('close', done)
-    socket.on('error', () => {})
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close, Upgrade\r\n${headers}\r\n`)
-  })
-}
 
 async function until<T> (what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeout: number): Promise<T> {
   const end = Date.now() + timeout
@@ -124,11 +99,11 @@ describe('nextAdapter with dev: true', () => {
     // Next's upgrade listener is on once it has handled a request, as in a browser session.
     expect((await get('/static')).status).toBe(200)
     // curl --http2 sends `Upgrade: h2c`: the user's route and the pages answer it as HTTP/1.1.
-    const own = await upgradeRequest('/own', 'h2c')
+    const own = await upgradeRequest(base, '/own', 'h2c')
     expect(own.status).toBe('HTTP/1.1 200 OK')
     expect(own.body).toContain('"route":"own"')
     // A websocket upgrade nothing takes: the page itself.
-    const page = await upgradeRequest('/static', 'websocket')
+    const page = await upgradeRequest(base, '/static', 'websocket')
     expect(page.status).toBe('HTTP/1.1 200 OK')
     expect(page.body).toContain('page')
   }, 60_000)

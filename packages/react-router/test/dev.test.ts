@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { connect as connectTcp } from 'node:net'
+import { upgradeRequest } from '../../runtime/test/raw-http.ts'
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -75,31 +75,6 @@ async function clickUntil (page: Page, text: string): Promise<void> {
   }
 }
 
-/**
- * Sends a GET with an Upgrade header over a raw socket and resolves with the answer's status
- * line and body: 'no answer' if there is none within `ms` (the socket left open).
- */
-function upgradeRequest (path: string, upgrade: 'h2c' | 'websocket', ms = 5_000): Promise<{ status: string, body: string }> {
-  const url = new URL(base)
-  const headers = upgrade === 'h2c'
-    ? 'Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n'
-    : 'Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n'
-  return new Promise((resolve) => {
-    const socket = connectTcp(Number(url.port), url.hostname)
-    let got = ''
-    const done = (): void => {
-      clearTimeout(timer)
-      socket.destroy()
-      const [head = '', body = ''] = got.split('\r\n\r\n')
-      resolve({ status: got ? head.split('\r\n')[0]! : 'no answer', body })
-    }
-    const timer = setTimeout(done, ms)
-    socket.on('data', (chunk: Buffer) => { got += chunk.toString('latin1') })
-    socket.on('close', done)
-    socket.on('error', () => {})
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close, Upgrade\r\n${headers}\r\n`)
-  })
-}
 
 /** Opens Vite's HMR websocket as its client does: the token from /@vite/client, protocol vite-hmr. */
 async function openHmr (): Promise<{ ws: WebSocket, first: Promise<string> }> {
@@ -157,11 +132,11 @@ describe('spindle dev with reactRouterAdapter({ dev: true })', () => {
     try {
       expect(JSON.parse(await first)).toEqual({ type: 'connected' })
       // curl --http2 sends `Upgrade: h2c`: the user's route and the pages answer it as HTTP/1.1.
-      const own = await upgradeRequest('/own', 'h2c')
+      const own = await upgradeRequest(base, '/own', 'h2c')
       expect(own.status).toBe('HTTP/1.1 200 OK')
       expect(own.body).toContain('"route":"own"')
       // A websocket upgrade nothing takes: the page itself.
-      const page = await upgradeRequest('/', 'websocket')
+      const page = await upgradeRequest(base, '/', 'websocket')
       expect(page.status).toBe('HTTP/1.1 200 OK')
       expect(page.body).toContain('hello from the loader')
     } finally {

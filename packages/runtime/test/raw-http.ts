@@ -115,3 +115,29 @@ export function leavingClient (port: number, head: string, body: Buffer | undefi
     setTimeout(() => socket.destroy(), random() * 80)
   })
 }
+
+/**
+ * Sends a GET with an Upgrade header to `base` over a raw socket and resolves with the
+ * answer's status line and body: 'no answer' if there is none within `ms` (the socket left open).
+ */
+export function upgradeRequest (base: string, path: string, upgrade: 'h2c' | 'websocket', ms = 5_000): Promise<{ status: string, body: string }> {
+  const url = new URL(base)
+  const headers = upgrade === 'h2c'
+    ? 'Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n'
+    : 'Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n'
+  return new Promise((resolve) => {
+    const socket = connect(Number(url.port), url.hostname)
+    let got = ''
+    const done = (): void => {
+      clearTimeout(timer)
+      socket.destroy()
+      const [head = '', body = ''] = got.split('\r\n\r\n')
+      resolve({ status: got ? head.split('\r\n')[0]! : 'no answer', body })
+    }
+    const timer = setTimeout(done, ms)
+    socket.on('data', (chunk: Buffer) => { got += chunk.toString('latin1') })
+    socket.on('close', done)
+    socket.on('error', () => {})
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close, Upgrade\r\n${headers}\r\n`)
+  })
+}
