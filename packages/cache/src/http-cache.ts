@@ -128,6 +128,10 @@ class HttpCache {
     if (headers[INTERNAL] !== undefined) {
       const ours = headers[INTERNAL] === this.#secret
       delete headers[INTERNAL]
+      // The raw list too: an adapter that renders in a pool thread rebuilds the request from
+      // it, and the app must never see the secret (a page that shows its headers would
+      // store it, and whoever read it could pass for the cache).
+      dropRawHeader(request.raw.rawHeaders, INTERNAL)
       if (ours) return undefined
     }
     this.#checkHost(request)
@@ -412,10 +416,16 @@ class HttpCache {
       }
       if (meta.swr !== undefined && staleFor <= meta.swr && !ctx.cc.has('max-age')) {
         this.#serve(ctx.reply, found, 'STALE')
-        this.#refreshInBackground(ctx, found)
+        // Refreshed by a request without credentials only: see below.
+        if (!ctx.credentialed) this.#refreshInBackground(ctx, found)
         return true
       }
     }
+    // A request with credentials does not revalidate a shared entry: the route would answer
+    // it for that user, and a 304's header fields (a CSRF token, a user id) would be merged
+    // into what everyone gets. It runs the route as a miss; what it gets is stored only if
+    // it may be shared.
+    if (ctx.credentialed) return false
     return await this.#revalidateOnce(ctx, found, staleFor)
   }
 
@@ -716,3 +726,10 @@ async function httpCachePlugin (fastify: FastifyInstance, options: HttpCacheOpti
 
 /** RFC 9111 shared cache in front of every route registered after it, backed by the shared store. */
 export const httpCache = fp(httpCachePlugin, { name: '@spindle/cache', fastify: '5.x' })
+
+/** Removes every `name` field (lower-case) from a raw header list of name, value pairs. */
+function dropRawHeader (raw: string[], name: string): void {
+  for (let i = raw.length - 2; i >= 0; i -= 2) {
+    if (raw[i]!.toLowerCase() === name) raw.splice(i, 2)
+  }
+}

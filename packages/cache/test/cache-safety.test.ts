@@ -171,6 +171,57 @@ describe('httpCache: responses for one user are not shared', () => {
     expect((await get(`${s.url}/greet`, { headers: { ...stale, cookie: 'name=z' } })).status).toBe(504)
   })
 
+  it("a signed-in user's request does not revalidate a shared entry: her 304's fields never reach anyone else", async () => {
+    s = await start((app, count) => {
+      app.get('/article', async (req, reply) => {
+        count('article')
+        const user = /session=(\w+)/.exec(req.headers.cookie ?? '')?.[1]
+        if (user) reply.header('cache-control', 'private, no-store').header('x-user', user).header('x-csrf-token', `csrf-of-${user}`)
+        else reply.header('cache-control', 'public, max-age=1, stale-while-revalidate=60')
+        reply.header('etag', '"v1"')
+        if (req.headers['if-none-match'] === '"v1"') return reply.code(304).send()
+        return `article for ${user ?? 'anyone'}`
+      })
+    })
+    expect((await get(`${s.url}/article`)).text).toBe('article for anyone')
+    await sleep(1100)
+    const alice = await get(`${s.url}/article`, { headers: { cookie: 'session=alice' } })
+    // Stale within stale-while-revalidate: she may get the shared page, and no refresh runs as her.
+    expect(alice.text).toBe('article for anyone')
+    await sleep(200)
+    const anonymous = await get(`${s.url}/article`)
+    expect(anonymous.headers.get('x-user')).toBeNull()
+    expect(anonymous.headers.get('x-csrf-token')).toBeNull()
+    // Past stale-while-revalidate too: her request runs the route as a miss, and nothing of it is stored.
+    s.app.httpCache.purge({ paths: ['/article'] })
+    expect((await get(`${s.url}/article`)).text).toBe('article for anyone')
+    await sleep(1100)
+    const bob = await get(`${s.url}/article`, { headers: { cookie: 'session=bob', 'cache-control': 'max-age=0' } })
+    expect(bob.text).toBe('article for bob')
+    expect(bob.headers.get('x-user')).toBe('bob')
+    const after = await get(`${s.url}/article`)
+    expect(after.headers.get('x-user')).toBeNull()
+    expect(after.headers.get('x-csrf-token')).toBeNull()
+  }, 15_000)
+
+  it('never lets the app see the header that marks its own revalidations, nor one a client sends by that name', async () => {
+    s = await start((app, count) => {
+      app.get('/echo', async (req, reply) => {
+        reply.header('cache-control', 'max-age=1, stale-while-revalidate=60')
+        return `${count('echo')} ${req.raw.rawHeaders.join('|')} ${Object.keys(req.headers).join('|')}`
+      })
+    })
+    const guessed = await get(`${s.url}/echo`, { headers: { 'x-spindle-cache-internal': 'guess' } })
+    expect(guessed.text).not.toContain('x-spindle-cache-internal')
+    await sleep(1100)
+    // Stale: served, and refreshed in the background through the cache's own request.
+    await get(`${s.url}/echo`)
+    await sleep(300)
+    const refreshed = await get(`${s.url}/echo`)
+    expect(refreshed.text.startsWith('2 ')).toBe(true)
+    expect(refreshed.text.toLowerCase()).not.toContain('x-spindle-cache-internal')
+  }, 15_000)
+
   it('shares what says public or s-maxage, and routes with config.cache.public', async () => {
     s = await start((app, count) => {
       app.get('/public', async (_req, reply) => {
