@@ -3,6 +3,9 @@ import { join, relative, sep } from 'node:path'
 import send from '@fastify/send'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
+/** A file Vite writes under assets/ with a content hash in its name (`entry.client-BNnyAUNy.js`). */
+const HASHED_ASSET = /^assets\/[^/]+-[\w-]{8}\.[a-z0-9]+$/i
+
 /** Years of the hashed files under assets/, in ms as send takes it. */
 const IMMUTABLE_MS = 365 * 24 * 3600 * 1000
 
@@ -85,7 +88,14 @@ export class ClientFiles {
     const file = join(this.#root, decoded)
     if (!file.startsWith(this.#root + sep)) return false
     const key = relative(this.#root, file).split(sep).join('/')
-    if (!this.#files.has(key)) return false
+    if (!this.#files.has(key)) {
+      if (!HASHED_ASSET.test(key)) return false
+      // A hashed file of another build (a browser that loaded a page before the last deploy
+      // asks for its chunks): never a page, so a plain 404 rather than the app's 404 page,
+      // a render and React Router's error in the log for each.
+      reply.code(404).header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').type('text/plain; charset=utf-8').send('Not Found\n')
+      return true
+    }
     const immutable = key.startsWith('assets/')
     const answer = await send(request.raw, pathname, {
       root: this.#root,

@@ -87,8 +87,18 @@ describe('ClientFiles', () => {
   })
 
   it('lets folders, unknown paths and files added after start-up go on to the app', async () => {
-    for (const path of ['/', '/assets/', '/docs', '/nope.txt', '/late.txt']) {
+    for (const path of ['/', '/assets/', '/docs', '/nope.txt', '/late.txt', '/assets/report', '/assets/app-12.js']) {
       expect((await get(path)).body, path).toBe('app: ' + path)
+    }
+  })
+
+  it("answers a hashed asset of another build (an old page's chunk after a deploy) with a plain 404, not the app's", async () => {
+    for (const path of ['/assets/entry.client-BNnyAUNy.js', '/assets/root-Dop_beSE.css']) {
+      const res = await get(path)
+      expect(res.status, path).toBe(404)
+      expect(res.body, path).toBe('Not Found\n')
+      expect(res.headers['cache-control'], path).toBe('no-store')
+      expect(res.headers['content-type'], path).toBe('text/plain; charset=utf-8')
     }
   })
 })
