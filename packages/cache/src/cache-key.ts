@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { normalizeAcceptLanguage } from './accept-language.ts'
-import { normalizeHost, splitTarget } from './url-normalize.ts'
+import { normalizeHost, requestHost, splitTarget } from './url-normalize.ts'
 
 /** What a cache key is computed from: the raw request line and headers, before any proxy trust is applied. */
 export interface KeyRequest {
@@ -42,7 +42,7 @@ function headerText (value: string | string[] | undefined): string {
  */
 export function defaultKey (keyHeaders: readonly string[]): KeyFunction {
   return (req) => {
-    const host = req.host ?? normalizeHost(req.headers.host, req.encrypted) ?? '\0invalid'
+    const host = req.host ?? normalizeHost(requestHost(req.headers), req.encrypted) ?? '\0invalid'
     const { path, query } = splitTarget(req.url)
     let key = `${req.encrypted ? 'https' : 'http'}://${host}${path}${query}`
     for (const name of keyHeaders) {

@@ -78,13 +78,21 @@ export function captureResponse (res: ServerResponse, limit: number, onHead: (st
   }
   const write = res.write as (...a: unknown[]) => boolean
   const end = res.end as (...a: unknown[]) => ServerResponse
+  // HTTP/2's response writes the chunk given to end() through its own write(): kept once.
+  let ending = false
   res.write = function (this: ServerResponse, ...args: unknown[]) {
-    keep(args[0], args[1])
+    if (!ending) keep(args[0], args[1])
     return write.apply(this, args)
   } as never
   res.end = function (this: ServerResponse, ...args: unknown[]) {
     keep(args[0], args[1])
-    const out = end.apply(this, args)
+    ending = true
+    let out: ServerResponse
+    try {
+      out = end.apply(this, args)
+    } finally {
+      ending = false
+    }
     // The response is whole once the route ends it: store it now, not when the socket has
     // drained, so the next request (maybe on this very connection) already finds it.
     if (head && !this.destroyed) settle(overflow ? undefined : { status: head.status, lines: head.lines, body: Buffer.concat(chunks, size) })

@@ -16,7 +16,7 @@ import { createSharedStore, type Lease, type SharedStore, type StoreStats } from
 import { heldPart, parseContentRange, partKey, sameStrongValidator } from './ranges.ts'
 import { isLanguageAlias, isResponseMeta, isVariantOf, isVaryRecord, type LanguageAlias, type VaryRecord } from './entry-meta.ts'
 import { type Found, sendLines, servePart, serveStored } from './stored-response.ts'
-import { hasDotSegments, normalizeHost, splitTarget } from './url-normalize.ts'
+import { hasDotSegments, normalizeHost, requestHost, splitTarget } from './url-normalize.ts'
 
 /** Per-route cache settings: `app.get(path, { config: { cache: ... } }, handler)`. */
 export type RouteCacheConfig = false | {
@@ -112,12 +112,12 @@ class HttpCache {
 
   keyRequest (request: FastifyRequest, url = request.raw.url ?? '/', headers = request.raw.headers): KeyRequest {
     const encrypted = (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true
-    return { url, headers, encrypted, host: normalizeHost(headers.host, encrypted) }
+    return { url, headers, encrypted, host: normalizeHost(requestHost(headers), encrypted) }
   }
 
   /** Refuses a Host that is not a valid host[:port], or not allowed, before any route runs. */
   #checkHost (request: FastifyRequest): void {
-    const raw = request.raw.headers.host
+    const raw = requestHost(request.raw.headers)
     const host = normalizeHost(raw, (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true)
     if (host === undefined) throw new SPINDLE_CACHE_INVALID_HOST(JSON.stringify(raw))
     if (this.#o.allowedHosts && !this.#o.allowedHosts(host)) throw new SPINDLE_CACHE_HOST_NOT_ALLOWED(JSON.stringify(host))
@@ -298,7 +298,7 @@ class HttpCache {
 
   /** Whether the Host header, as the app reads it, is already in the form the key holds. */
   #canonicalHost (request: FastifyRequest): boolean {
-    const raw = request.raw.headers.host
+    const raw = requestHost(request.raw.headers)
     return typeof raw !== 'string' || normalizeHost(raw, (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true) === raw
   }
 
@@ -668,7 +668,7 @@ class HttpCache {
       for (const name of ['location', 'content-location']) {
         const value = headerValue(lines, name)
         if (typeof value !== 'string') continue
-        base ??= locationBase(headers.host, url)
+        base ??= locationBase(requestHost(headers), url)
         // An unparseable Location names nothing to invalidate.
         const target = URL.canParse(value, base.href) ? new URL(value, base) : undefined
         if (target?.host === base.host) urls.push(target.pathname + target.search)

@@ -7,6 +7,19 @@ const IP_LITERAL = /^\[(?:[0-9a-f:.]+|v[0-9a-f]+\.[a-z0-9\-._~!$&'()*+,;=:]+)\]$
 const PORT = /^\d{0,5}$/
 
 /**
+ * The authority a request names: its Host header, or, over HTTP/2, its `:authority` when it
+ * has no Host (HTTP/2 clients send only that, and Node hands the app `:authority` as the
+ * host). Both, different: two values, which normalizeHost refuses (RFC 9113 8.3.1).
+ */
+export function requestHost (headers: Readonly<Record<string, string | string[] | undefined>>): string | string[] | undefined {
+  const host = headers.host
+  const authority = headers[':authority']
+  if (authority === undefined) return host
+  if (host === undefined) return authority
+  return host === authority ? host : [String(host), String(authority)]
+}
+
+/**
  * The Host header in canonical form: lower-cased, the scheme's default port dropped. ''
  * when absent (HTTP/1.0); undefined when it is not a valid `host[:port]` (the request must
  * be refused: a Host such as `app.com/blog` would otherwise change the key's path).
