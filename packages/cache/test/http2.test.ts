@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { connect, type ClientHttp2Session } from 'node:http2'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify from 'fastify'
 import { createSharedStore, httpCache, type HttpCacheOptions } from '@spindle/cache'
 
 // HTTP/2 clients name the host in :authority and send no Host header.
 
-let app: FastifyInstance | undefined
+let app: { close: () => Promise<unknown> } | undefined
 let session: ClientHttp2Session | undefined
 afterEach(async () => {
   session?.close()
@@ -15,14 +15,15 @@ afterEach(async () => {
 })
 
 async function start (options: HttpCacheOptions = {}): Promise<string> {
-  app = Fastify({ http2: true })
-  await app.register(httpCache, { store: createSharedStore({ maxBytes: 4 * 1024 * 1024 }), ...options })
+  const server = Fastify({ http2: true })
+  app = server
+  await server.register(httpCache, { store: createSharedStore({ maxBytes: 4 * 1024 * 1024 }), ...options })
   let n = 0
-  app.get('/page', async (req, reply) => {
+  server.get('/page', async (req, reply) => {
     reply.header('cache-control', 'max-age=60')
     return `<link rel=canonical href="https://${req.host}/page"> ${++n}`
   })
-  return await app.listen({ port: 0, host: '127.0.0.1' })
+  return await server.listen({ port: 0, host: '127.0.0.1' })
 }
 
 function get (url: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number, cache: unknown, body: string }> {

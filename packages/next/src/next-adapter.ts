@@ -101,20 +101,43 @@ async function inThreadRender (fastify: FastifyInstance, opts: ResolvedNextAdapt
       if (value !== undefined) res.setHeader(name, value as string | number | readonly string[])
     }
     reply.hijack()
+    if (request.raw.httpVersionMajor === 2) asHttp1Headers(request.raw)
+    // HTTP/2's response has no _implicitHeader, which Next's compression calls to send the
+    // head before its first compressed bytes: it is what HTTP/1's does.
+    const h2 = res as typeof res & { _implicitHeader?: () => void }
+    if (typeof h2._implicitHeader !== 'function') h2._implicitHeader = function () { this.writeHead(this.statusCode) }
     try {
       await handle(request.raw, res)
     } catch (err) {
       request.log.error({ err }, 'Next.js request handler failed')
-      // A failure after Next started writing must still end the response.
-      if (!res.headersSent) {
-        res.statusCode = 500
-        res.setHeader('content-type', 'text/plain; charset=utf-8')
-        res.end('Internal Server Error')
-      } else {
+      // A failure after Next started writing must still end the response, and so must one
+      // whose 500 cannot be written either: a stream left open would stay in flight for ever.
+      try {
+        if (!res.headersSent) {
+          res.statusCode = 500
+          res.setHeader('content-type', 'text/plain; charset=utf-8')
+          res.end('Internal Server Error')
+        } else {
+          res.destroy(err as Error)
+        }
+      } catch {
         res.destroy(err as Error)
       }
     }
   }
+}
+
+/**
+ * Next reads an HTTP/1 request's headers: an object with a prototype (it calls
+ * hasOwnProperty on it), a `host`, and no HTTP/2 pseudo-headers. Over HTTP/2 the request
+ * shows Next such a copy; Node's own getters (method, url) read the originals.
+ */
+function asHttp1Headers (raw: FastifyRequest['raw']): void {
+  const headers: Record<string, string | string[] | undefined> = {}
+  for (const [name, value] of Object.entries(raw.headers)) if (!name.startsWith(':')) headers[name] = value
+  const authority = raw.headers[':authority']
+  if (headers.host === undefined && typeof authority === 'string') headers.host = authority
+  Object.defineProperty(raw, 'headers', { value: headers, configurable: true, enumerable: true, writable: true })
 }
 
 /**

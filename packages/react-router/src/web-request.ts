@@ -63,13 +63,20 @@ export function toWebRequest (request: FastifyRequest, reply: FastifyReply): Req
   const url = routedUrl(request)
   // As Node's HTTP server gives them: the first of a repeated Authorization or Content-Type,
   // Cookie lines joined with '; ' (what @react-router/express gives an app too).
+  // Over HTTP/2 the pseudo-headers are left out (a Headers refuses their names), and the
+  // host is the request's :authority.
   const headers = new Headers()
   for (const [name, value] of Object.entries(request.raw.headers)) {
+    if (name.startsWith(':')) continue
     if (typeof value === 'string') headers.set(name, value)
     else if (value !== undefined) for (const v of value) headers.append(name, v)
   }
+  const authority = request.raw.headers[':authority']
+  if (!headers.has('host') && typeof authority === 'string') headers.set('host', authority)
   const controller = new AbortController()
-  reply.raw.once('close', () => { if (!reply.raw.writableFinished) controller.abort() })
+  // A client gone before the response ended: HTTP/2's response reads as finished when its
+  // stream was reset, so its end is what tells.
+  reply.raw.once('close', () => { if (!reply.raw.writableEnded || request.raw.aborted) controller.abort() })
   const init: RequestInit & { duplex?: 'half' } = { method: request.method, headers, signal: controller.signal }
   if (request.method !== 'GET' && request.method !== 'HEAD') {
     init.body = createReadableStreamFromReadable(request.raw)

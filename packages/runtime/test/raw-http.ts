@@ -141,3 +141,18 @@ export function upgradeRequest (base: string, path: string, upgrade: 'h2c' | 'we
     socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close, Upgrade\r\n${headers}\r\n`)
   })
 }
+
+/** One HTTP/2 GET on `session`: status, headers and body, or 'no answer' as the status when none came within `ms`. */
+export function h2Get (session: import('node:http2').ClientHttp2Session, path: string, headers: Record<string, string> = {}, ms = 10_000): Promise<{ status: number | 'no answer', headers: Record<string, unknown>, body: string }> {
+  return new Promise((resolve) => {
+    const stream = session.request({ ':path': path, ...headers })
+    let head: Record<string, unknown> = {}
+    let body = ''
+    const timer = setTimeout(() => { stream.close(); resolve({ status: 'no answer', headers: head, body }) }, ms)
+    stream.on('response', (h) => { head = h })
+    stream.setEncoding('utf8')
+    stream.on('data', (chunk: string) => { body += chunk })
+    stream.on('end', () => { clearTimeout(timer); resolve({ status: Number(head[':status']), headers: head, body }) })
+    stream.on('error', () => { clearTimeout(timer); resolve({ status: 'no answer', headers: head, body }) })
+  })
+}
