@@ -75,8 +75,15 @@ export class ManagedWorker extends EventEmitter {
       workerData: data,
       name: `spindle-worker-${id}`,
       // Pool mode: the adapters read the size of their render pool from here when their own
-      // `threads` option is absent.
-      env: { ...process.env, ...opts.env, ...(opts.poolThreads > 0 ? { SPINDLE_POOL_THREADS: String(opts.poolThreads) } : {}) },
+      // `threads` option is absent. A value left in the supervisor's own environment does
+      // not reach reusePort workers (it would start a hidden pool in each); one given in the
+      // `env` option does.
+      env: {
+        ...process.env,
+        SPINDLE_POOL_THREADS: String(opts.poolThreads),
+        ...opts.env,
+        ...(opts.poolThreads > 0 ? { SPINDLE_POOL_THREADS: String(opts.poolThreads) } : {}),
+      },
       resourceLimits: {
         ...(opts.maxHeapMb ? { maxOldGenerationSizeMb: opts.maxHeapMb } : {}),
         ...(opts.youngGenerationMb ? { maxYoungGenerationSizeMb: opts.youngGenerationMb } : {}),

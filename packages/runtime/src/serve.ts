@@ -114,6 +114,10 @@ export async function serve (options: ServeOptions): Promise<SpindleServer> {
   try {
     const v8Young = (options as ServeOptions | undefined)?.youngGenerationMb === undefined ? await workerYoungGenerationMb() : undefined
     resolved = resolveOptions(options, v8Young)
+    if (process.env.SPINDLE_POOL_THREADS !== undefined && process.env.SPINDLE_POOL_THREADS !== String(resolved.poolThreads)) {
+      resolved.logger.warn({ SPINDLE_POOL_THREADS: process.env.SPINDLE_POOL_THREADS, poolThreads: resolved.poolThreads },
+        'SPINDLE_POOL_THREADS in the environment is ignored: the runtime sets it for its workers (pool threads come from --workers in pool mode)')
+    }
     resolved.logger.info({ mode: resolved.mode, reason: resolved.modeReason, workers: resolved.workers, poolThreads: resolved.poolThreads },
       resolved.mode === 'pool' ? 'pool mode: one Fastify worker, renders in a pool of threads' : 'reusePort mode: workers share the port')
     await assertHostListenable(resolved.host)

@@ -75,6 +75,15 @@ describe('spindle CLI', () => {
     expect(await r.exit).toBe(0)
   })
 
+  it('keeps a SPINDLE_POOL_THREADS left in its own environment from reusePort workers, and says so', async () => {
+    const r = run(['start', fixture('app.js'), '--mode', 'reusePort', '-w', '1', '-p', '0', '-H', '127.0.0.1', '--control-port', '0'], { env: { SPINDLE_POOL_THREADS: '3' } })
+    const { url } = await started(r)
+    expect((await get(url + '/env?name=SPINDLE_POOL_THREADS')).json()).toEqual({ value: '0' })
+    expect(r.stderr()).toContain('SPINDLE_POOL_THREADS in the environment is ignored')
+    r.child.kill('SIGTERM')
+    expect(await r.exit).toBe(0)
+  })
+
   it("takes mode: 'pool' from the config file: one worker, -w pool threads, SPINDLE_POOL_THREADS in its environment", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'spindle-cli-'))
     writeFileSync(join(dir, 'spindle.config.mjs'), `export default { app: ${JSON.stringify(fixture('app.js'))}, mode: 'pool', controlPort: 0 }\n`)
