@@ -86,6 +86,17 @@ describe('spindle start --mode pool', () => {
     expect(took).toBeLessThan(3500)
   })
 
+  it("logs a pool thread's crash in the runtime's own log, though the app's logger is off", async () => {
+    const before = err.length
+    const crashed = await request(url + '/crash')
+    await crashed.body.dump()
+    expect(crashed.statusCode).toBe(502)
+    await waitFor('the crash in the supervisor log', () => err.slice(before).includes('render pool thread failed'), 10_000)
+    expect(err.slice(before)).toMatch(/error: render pool thread failed.*worker=1/)
+    // The pool serves on.
+    expect((await request(url + '/')).statusCode).toBe(200)
+  })
+
   it('replaces the worker and its pool on SIGHUP while serving', async () => {
     const agent = new Agent({ connections: 4 })
     let stop = false

@@ -99,6 +99,8 @@ export type WorkerMessage =
   | { type: 'prepared' }
   | { type: 'unlistened' }
   | { type: 'unhandled-rejection', error: SerializedError }
+  /** A render pool thread of this worker (pool mode) failed, hung or could not be restarted: the supervisor logs it (pool/pool-report.ts). */
+  | { type: 'pool-event', level: 'warn' | 'error', message: string, error?: SerializedError, threadId?: number }
   /**
    * The worker's request metrics: in answer to the supervisor's 'metrics' (its requestId),
    * or unasked every METRICS_PUSH_MS (requestId 0), so a scrape need not wait for a worker

@@ -152,6 +152,9 @@ export class Supervisor extends EventEmitter {
     worker.on('worker-message', (msg: WorkerMessage) => {
       if (msg.type === 'unhandled-rejection') {
         this.#opts.logger.error({ worker: slot.id, err: msg.error.message, stack: msg.error.stack }, 'unhandled promise rejection in a worker')
+      } else if (msg.type === 'pool-event') {
+        const error = msg.error ? { err: msg.error.message, ...(msg.error.code ? { code: msg.error.code } : {}), stack: msg.error.stack } : {}
+        this.#opts.logger[msg.level]({ worker: slot.id, ...(msg.threadId !== undefined ? { threadId: msg.threadId } : {}), ...error }, msg.message)
       }
     })
     worker.once('exit', (code: number) => {

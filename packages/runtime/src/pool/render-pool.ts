@@ -18,6 +18,7 @@ import { SPINDLE_RUNTIME_POOL_START_FAILED, SPINDLE_RUNTIME_POOL_UNAVAILABLE } f
 import { AdmissionGate } from './admission-gate.ts'
 import { markAnswered, type ShedSocket } from '../admission/retry.ts'
 import { forward } from './forward.ts'
+import { reportPoolEvent } from './pool-report.ts'
 import { HangWatch } from './hang-watch.ts'
 import { countRenderPool } from './presence.ts'
 import { isThreadReady, type PoolThreadData, type RequestHead } from './protocol.ts'
@@ -121,7 +122,7 @@ export class RenderPool {
     hangs?.start((threadId) => {
       const thread = this.#pool.threads.find((t) => t.threadId === threadId)
       if (!thread) return
-      o.log.error({ threadId }, 'render pool thread stuck for %d ms: ending it; its requests fail with 502', o.hangTimeout)
+      reportPoolEvent(o.log, 'error', `render pool thread stuck for ${o.hangTimeout} ms: ending it; its requests fail with 502`, { threadId })
       void thread.terminate()
     })
   }
@@ -196,7 +197,7 @@ export class RenderPool {
     this.#running.add(running)
     this.#admission?.started(now, now - arrived, request)
     const { replied, settled } = forward(this.#pool, request, reply, head, (err, headSent) => {
-      request.log.error({ err }, headSent ? 'render pool thread failed mid-response: connection cut' : 'render pool thread failed: answered 502')
+      reportPoolEvent(request.log, 'error', headSent ? 'render pool thread failed mid-response: connection cut' : 'render pool thread failed: answered 502', { err })
     })
     const done = (): void => {
       this.#running.delete(running)
@@ -258,7 +259,7 @@ export class RenderPool {
   // piscina replaces a thread that dies after start-up, but never again once one died
   // before it was ready (workerFailsDuringBootstrap): then the whole pool is rebuilt.
   #watch (pool: Piscina): void {
-    pool.on('error', (err: Error) => { this.#o.log.error({ err }, 'render pool thread failed') })
+    pool.on('error', (err: Error) => { reportPoolEvent(this.#o.log, 'error', 'render pool thread failed', { err }) })
     pool.on('workerDestroy', () => {
       // piscina starts the replacement right after this event, unless a thread failed while
       // loading. With no thread left and none to come, the tasks piscina queued (requests
@@ -280,7 +281,7 @@ export class RenderPool {
   #refill (pool: Piscina, wait: number): void {
     if (this.#closing || this.#refilling || this.#pool !== pool || pool.threads.length >= this.#o.threads) return
     this.#refilling = true
-    this.#o.log.warn('render pool has %d of %d threads: starting a new pool', pool.threads.length, this.#o.threads)
+    reportPoolEvent(this.#o.log, 'warn', `render pool has ${pool.threads.length} of ${this.#o.threads} threads: starting a new pool`)
     startPiscina(this.#o, this.#hangs).then((fresh) => {
       this.#refilling = false
       if (this.#closing) { void fresh.close({ force: true }); return }
@@ -290,7 +291,7 @@ export class RenderPool {
     }, (err: unknown) => {
       this.#refilling = false
       const next = Math.min(wait * 2, REFILL_MAX)
-      this.#o.log.error({ err, retryInMs: wait }, 'render pool could not be restarted: trying again in %d ms', wait)
+      reportPoolEvent(this.#o.log, 'error', `render pool could not be restarted: trying again in ${wait} ms`, { err, retryInMs: wait })
       setTimeout(() => { this.#refill(pool, next) }, wait).unref()
     })
   }
