@@ -337,6 +337,22 @@ describe('reactRouterAdapter with threads: failures', () => {
     expect(status).toBe(200)
   })
 
+  it('sends no new request to a thread whose loop has stopped, while the other turns', async () => {
+    const app = Fastify({ logger: false })
+    await app.register(reactRouterAdapter, { build: serverBuild, threads: 2, hangTimeout: 3000 })
+    const url = await listen(app)
+    try {
+      const stuck = get(url + '/hang')
+      await sleep(600)
+      // Each would wait out hangTimeout for a 502 on the stuck thread.
+      const naps = await Promise.all([1, 2, 3, 4, 5, 6].map(() => get(url + '/nap?ms=20')))
+      expect(naps.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200])
+      expect((await stuck).status).toBe(502)
+    } finally {
+      await app.close()
+    }
+  }, 30_000)
+
   it('a crashing thread fails only its own requests and is replaced', async () => {
     // The crash comes 400 ms into /crash; /slow, sent meanwhile, goes to the idle thread.
     const crash = get(twoUrl + '/crash')

@@ -55,6 +55,21 @@ export class HangWatch {
     this.#timer.unref()
   }
 
+  /**
+   * ms since the thread's loop last turned (its beat changed), read now; 0 for a thread not
+   * watched (not ready yet, or already reported).
+   */
+  quietFor (threadId: number, now: number): number {
+    const beat = this.#beats.get(threadId)
+    if (!beat) return 0
+    const count = Atomics.load(beat.counter, 0)
+    if (count !== beat.last) {
+      beat.last = count
+      beat.since = now
+    }
+    return now - beat.since
+  }
+
   stop (): void {
     clearInterval(this.#timer)
   }

@@ -21,7 +21,7 @@ import { forward } from './forward.ts'
 import { reportPoolEvent } from './pool-report.ts'
 import { HangWatch } from './hang-watch.ts'
 import { countRenderPool } from './presence.ts'
-import { isThreadReady, type PoolThreadData, type RequestHead } from './protocol.ts'
+import { BEAT_INTERVAL, isThreadReady, type PoolThreadData, type RequestHead } from './protocol.ts'
 import { LONG_LIVED } from '../admission/controller.ts'
 import { defaultYoungGenerationMb, workerYoungGenerationMb } from '../v8-young.ts'
 
@@ -34,6 +34,14 @@ const IDLE_TO_START = 0.25
  * started on idle time, and long-lived ones, run beyond `concurrency`.
  */
 const TASKS_PER_THREAD_CAP = 1024
+/**
+ * ms a thread's loop may go without turning before new requests go to another thread: five
+ * missed beats. A thread stuck in a loop is ended only after hangTimeout (10 s by default);
+ * until then, requests sent to it would wait that long for a 502. A thread merely busy with
+ * one long synchronous render is passed over too, which is where a new request should not
+ * go anyway.
+ */
+const QUIET_MS = 5 * BEAT_INTERVAL
 /** ms before a fresh pool is started in place of one short of threads, doubled after each failed start up to REFILL_MAX. */
 const REFILL_FIRST = 1000
 const REFILL_MAX = 30_000
@@ -351,6 +359,7 @@ async function startPiscina (o: RenderPoolOptions, hangs: HangWatch | undefined)
     maxThreads: o.threads,
     idleTimeout: Infinity,
     concurrentTasksPerWorker: Math.max(o.concurrency, TASKS_PER_THREAD_CAP),
+    ...(hangs ? { loadBalancer: leastBusyTurning(hangs, Math.max(o.concurrency, TASKS_PER_THREAD_CAP)) } : {}),
     atomics: 'disabled',
     workerData,
     ...await youngGeneration(),
@@ -380,4 +389,32 @@ async function startPiscina (o: RenderPoolOptions, hangs: HangWatch | undefined)
     throw new SPINDLE_RUNTIME_POOL_START_FAILED((err as Error).message, { cause: err })
   }
   return pool
+}
+
+type Balancer = NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']
+
+/**
+ * piscina's least-busy choice (a thread with nothing to do, else the one with the fewest
+ * tasks under `maximumUsage`), among the threads whose loop turned within QUIET_MS; only
+ * when none has, among all. Written here rather than wrapped: piscina does not export its
+ * balancer, and the choice must skip threads it cannot see are stuck.
+ */
+function leastBusyTurning (hangs: HangWatch, maximumUsage: number): Balancer {
+  return (_task, workers) => {
+    const now = Date.now()
+    const pick = (turning: boolean): typeof workers[number] | null => {
+      let candidate: typeof workers[number] | null = null
+      let checkpoint = maximumUsage
+      for (const worker of workers) {
+        if (turning && hangs.quietFor(worker.id, now) >= QUIET_MS) continue
+        if (worker.currentUsage === 0) return worker
+        if (worker.currentUsage < checkpoint) {
+          candidate = worker
+          checkpoint = worker.currentUsage
+        }
+      }
+      return candidate
+    }
+    return pick(true) ?? pick(false)
+  }
 }
