@@ -167,7 +167,8 @@ export class RenderPool {
         waiting.leave()
       }
       if (verdict !== 'admit') {
-        gate.refuse(request, reply, verdict)
+        // A client already gone is not counted as shed: it got no 503.
+        if (!reply.raw.destroyed) gate.refuse(request, reply, verdict)
         return
       }
     }
