@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import { createReadableStreamFromReadable } from '@react-router/node'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { discardUnreadBody, isValidHost } from '@spindle/runtime/pool'
+import { discardUnreadBody, droppedOnHttp2, isValidHost } from '@spindle/runtime/pool'
 import { coalescedBody } from './coalesced-body.ts'
 import { SPINDLE_REACT_ROUTER_BAD_REQUEST, SPINDLE_REACT_ROUTER_URI_TOO_LONG } from './errors.ts'
 
@@ -95,8 +95,9 @@ export function toWebRequest (request: FastifyRequest, reply: FastifyReply): Req
 export async function sendWebResponse (reply: FastifyReply, response: Response): Promise<void> {
   reply.status(response.status)
   if (response.statusText !== '' && response.statusText !== STATUS_CODES[response.status]) reply.raw.statusMessage = response.statusText
+  const version = reply.request.raw.httpVersionMajor
   for (const [name, value] of response.headers) {
-    if (name === 'set-cookie') continue
+    if (name === 'set-cookie' || droppedOnHttp2(version, name)) continue
     reply.header(name, value)
   }
   const cookies = response.headers.getSetCookie()

@@ -30,6 +30,11 @@ describe.each([0, 2])('reactRouterAdapter over HTTP/2, threads: %i', (threads) =
       const seen = await h2Get(session, '/request-headers', { ':authority': 'app.test', 'user-agent': 'h2-client', cookie: 'a=1' })
       expect(seen.status).toBe(201)
       expect(JSON.parse(seen.body)).toMatchObject({ userAgent: 'h2-client', cookie: 'a=1' })
+      // Connection-specific fields the app set are dropped (HTTP/2 has none), not a failed stream.
+      const hop = await h2Get(session, '/hop', { ':authority': 'app.test' })
+      expect(hop.status).toBe(200)
+      expect(hop.body).toBe('hop')
+      expect(hop.headers['keep-alive']).toBeUndefined()
     } finally {
       session.close()
     }

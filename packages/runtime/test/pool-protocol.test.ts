@@ -6,6 +6,8 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { request } from 'undici'
 import { RenderPool, renderPoolStats, requestHead } from '@spindle/runtime/pool'
 import { fixture, waitFor } from './helpers.ts'
+import { connect as connectH2 } from 'node:http2'
+import { h2Get } from './raw-http.ts'
 
 // The main thread's side of the pool protocol, against a pool thread without a framework
 // (fixtures/pool-thread-heads.mjs) that answers with heads an app may write.
@@ -74,6 +76,30 @@ describe('render pool: heads the main thread cannot send as they are', () => {
     const res = await get('/no-type')
     expect(res.body).toBe('plain')
     expect(res.headers['content-type']).toBeUndefined()
+  })
+})
+
+describe('render pool over HTTP/2', () => {
+  it('drops the connection-specific fields an app set (HTTP/2 has none) instead of failing the stream', async () => {
+    const h2 = Fastify({ http2: true })
+    h2.all('/*', async (req, reply) => {
+      // The pool takes Fastify's HTTP/1 request and reply types; over HTTP/2 the objects are the same shape for it.
+      const request = req as unknown as Parameters<typeof requestHead>[0]
+      await pool.dispatch(request, reply as unknown as Parameters<RenderPool['dispatch']>[1], requestHead(request, `http://127.0.0.1${req.url}`))
+      return reply
+    })
+    const h2url = await h2.listen({ port: 0, host: '127.0.0.1' })
+    const session = connectH2(h2url)
+    try {
+      const res = await h2Get(session, '/hop')
+      expect(res.status).toBe(200)
+      expect(res.body).toBe('hop')
+      expect(res.headers['keep-alive']).toBeUndefined()
+      expect((await h2Get(session, '/after')).body).toBe('ok /after')
+    } finally {
+      session.close()
+      await h2.close()
+    }
   })
 })
 

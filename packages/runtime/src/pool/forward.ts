@@ -10,6 +10,7 @@ import { deserializeError } from '../protocol.ts'
 import { CHUNK_BYTES, WINDOW, type FromThread, type PoolTask, type RequestHead, type ResponseHead, type TaskResult, type ToThread } from './protocol.ts'
 import { buffersFreedWhenWritten } from './release.ts'
 import { discardUnreadBody } from '../unread-body.ts'
+import { droppedOnHttp2 } from '../connection-headers.ts'
 
 /** How a forwarded request ended, for the pool's accounting and logs. */
 export type ForwardOutcome = 'ok' | 'aborted' | 'crashed'
@@ -66,7 +67,7 @@ function applyHead (reply: FastifyReply, head: ResponseHead): void {
   for (const [name, value] of head.headers) {
     // No trailer crosses the port, so none is announced (and Node refuses a Trailer header
     // on a response with a Content-Length, which a whole page is sent with).
-    if (name === 'trailer') continue
+    if (name === 'trailer' || droppedOnHttp2(reply.request.raw.httpVersionMajor, name)) continue
     const seen = values.get(name)
     if (seen === undefined) values.set(name, value)
     else if (typeof seen === 'string') values.set(name, [seen, value])

@@ -7,5 +7,6 @@ export { poolOptionProperties, POOL_DEFAULTS, poolThreadsFromEnv } from './adapt
 // from the entry every adapter already loads.
 export { isValidHost } from '../valid-host.ts'
 export { discardUnreadBody } from '../unread-body.ts'
+export { droppedOnHttp2 } from '../connection-headers.ts'
 // For the adapters' dev servers (Vite's and Next's HMR websockets) on Fastify's server.
 export { hmrUpgrades, type HmrUpgrades } from '../hmr-upgrades.ts'
