@@ -115,12 +115,16 @@ class HttpCache {
     return { url, headers, encrypted, host: normalizeHost(requestHost(headers), encrypted) }
   }
 
-  /** Refuses a Host that is not a valid host[:port], or not allowed, before any route runs. */
-  #checkHost (request: FastifyRequest): void {
+  /**
+   * Refuses a Host that is not a valid host[:port], or not allowed, before any route runs.
+   * Returns whether the app reads it in the form the key holds (see Context.canonical).
+   */
+  #checkHost (request: FastifyRequest): boolean {
     const raw = requestHost(request.raw.headers)
     const host = normalizeHost(raw, (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true)
     if (host === undefined) throw new SPINDLE_CACHE_INVALID_HOST(JSON.stringify(raw))
     if (this.#o.allowedHosts && !this.#o.allowedHosts(host)) throw new SPINDLE_CACHE_HOST_NOT_ALLOWED(JSON.stringify(host))
+    return typeof raw !== 'string' || host === raw
   }
 
   async onRequest (request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
@@ -134,19 +138,19 @@ class HttpCache {
       dropRawHeader(request.raw.rawHeaders, INTERNAL)
       if (ours) return undefined
     }
-    this.#checkHost(request)
+    const canonicalHost = this.#checkHost(request)
     const method = request.raw.method ?? 'GET'
     if (method !== 'GET' && method !== 'HEAD') {
       // Frameworks add headers (x-forwarded-*) while the route runs: key with what arrived.
       const arrived = { ...headers }
       if (!SAFE.has(method)) this.#invalidateAfter(request, reply, arrived)
       if (method === 'POST') {
-        const ctx = this.#context(request, reply)
+        const ctx = this.#context(request, reply, canonicalHost)
         if (ctx?.canonical) this.#fillFromPost(ctx, arrived)
       }
       return undefined
     }
-    const ctx = this.#context(request, reply)
+    const ctx = this.#context(request, reply, canonicalHost)
     if (!ctx) {
       this.#label(reply, 'BYPASS')
       return undefined
@@ -255,7 +259,7 @@ class HttpCache {
    * cache leaves it alone (the route opted out, an upgrade, a bypass header, shouldCache, or
    * dot segments the router does not resolve).
    */
-  #context (request: FastifyRequest, reply: FastifyReply): Context | undefined {
+  #context (request: FastifyRequest, reply: FastifyReply, canonicalHost: boolean): Context | undefined {
     const headers = request.raw.headers
     const route = request.routeOptions.config?.cache
     if (route === false || headers.upgrade !== undefined || this.#o.bypassHeaders.some((h) => headers[h] !== undefined) || (this.#o.shouldCache && !this.#o.shouldCache(request))) {
@@ -288,18 +292,12 @@ class HttpCache {
       path,
       // A Host spelled otherwise than its canonical form ('App.Example', 'app.example:80')
       // reaches the app as spelled: the page may echo it, so it is not stored for everyone.
-      canonical: path + query === url && this.#canonicalHost(request),
+      canonical: path + query === url && canonicalHost,
       credentialed: credentials > 0,
       authorizationOnly: credentials === 1 && authorizationOnly,
     }
     if (ctx.cc.size === 0 && parseList(headers.pragma).includes('no-cache')) ctx.cc.set('no-cache', true)
     return ctx
-  }
-
-  /** Whether the Host header, as the app reads it, is already in the form the key holds. */
-  #canonicalHost (request: FastifyRequest): boolean {
-    const raw = requestHost(request.raw.headers)
-    return typeof raw !== 'string' || normalizeHost(raw, (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true) === raw
   }
 
   /** Answers from a stored response; each request counts once in the stats, here or in #fill. */

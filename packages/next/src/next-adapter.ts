@@ -22,7 +22,7 @@ import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
 import { staticPages } from './warmup-pages.ts'
 import { warnIfCachePerThread } from './per-thread-cache.ts'
 import { addWarmupPaths, giveRenderTurns } from '@spindle/runtime/worker'
-import { hmrUpgrades } from '@spindle/runtime/pool'
+import { hmrUpgrades, http1Headers } from '@spindle/runtime/pool'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
@@ -133,11 +133,7 @@ async function inThreadRender (fastify: FastifyInstance, opts: ResolvedNextAdapt
  * shows Next such a copy; Node's own getters (method, url) read the originals.
  */
 function asHttp1Headers (raw: FastifyRequest['raw']): void {
-  const headers: Record<string, string | string[] | undefined> = {}
-  for (const [name, value] of Object.entries(raw.headers)) if (!name.startsWith(':')) headers[name] = value
-  const authority = raw.headers[':authority']
-  if (headers.host === undefined && typeof authority === 'string') headers.host = authority
-  Object.defineProperty(raw, 'headers', { value: headers, configurable: true, enumerable: true, writable: true })
+  Object.defineProperty(raw, 'headers', { value: http1Headers(raw.headers), configurable: true, enumerable: true, writable: true })
 }
 
 /**

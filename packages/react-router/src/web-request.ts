@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import { createReadableStreamFromReadable } from '@react-router/node'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { discardUnreadBody, droppedOnHttp2, isValidHost } from '@spindle/runtime/pool'
+import { discardUnreadBody, droppedOnHttp2, http1Headers, isValidHost } from '@spindle/runtime/pool'
 import { coalescedBody } from './coalesced-body.ts'
 import { SPINDLE_REACT_ROUTER_BAD_REQUEST, SPINDLE_REACT_ROUTER_URI_TOO_LONG } from './errors.ts'
 
@@ -66,13 +66,11 @@ export function toWebRequest (request: FastifyRequest, reply: FastifyReply): Req
   // Over HTTP/2 the pseudo-headers are left out (a Headers refuses their names), and the
   // host is the request's :authority.
   const headers = new Headers()
-  for (const [name, value] of Object.entries(request.raw.headers)) {
-    if (name.startsWith(':')) continue
+  const raw = request.raw.httpVersionMajor === 2 ? http1Headers(request.raw.headers) : request.raw.headers
+  for (const [name, value] of Object.entries(raw)) {
     if (typeof value === 'string') headers.set(name, value)
     else if (value !== undefined) for (const v of value) headers.append(name, v)
   }
-  const authority = request.raw.headers[':authority']
-  if (!headers.has('host') && typeof authority === 'string') headers.set('host', authority)
   const controller = new AbortController()
   // A client gone before the response ended: HTTP/2's response reads as finished when its
   // stream was reset, so its end is what tells.

@@ -9,6 +9,7 @@ import { SPINDLE_RUNTIME_POOL_BAD_RESPONSE, SPINDLE_RUNTIME_POOL_THREAD_FAILED }
 import { deserializeError } from '../protocol.ts'
 import { CHUNK_BYTES, WINDOW, type FromThread, type PoolTask, type RequestHead, type ResponseHead, type TaskResult, type ToThread } from './protocol.ts'
 import { buffersFreedWhenWritten } from './release.ts'
+import { reportPoolEvent } from './pool-report.ts'
 import { discardUnreadBody } from '../unread-body.ts'
 import { droppedOnHttp2 } from '../connection-headers.ts'
 
@@ -125,7 +126,7 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
    * render is stopped and the client gets a 502, or a cut connection if bytes left already.
    */
   const refuseHead = (err: Error): void => {
-    onCrash(err, reply.raw.headersSent)
+    reportPoolEvent(request.log, 'error', reply.raw.headersSent ? "the app's response could not be sent: connection cut" : "the app's response head cannot be sent: answered 502", { err })
     if (!ended) port.postMessage({ t: 'abort' } satisfies ToThread)
     finish()
     response?.destroy(err)

@@ -8,5 +8,6 @@ export { poolOptionProperties, POOL_DEFAULTS, poolThreadsFromEnv } from './adapt
 export { isValidHost } from '../valid-host.ts'
 export { discardUnreadBody } from '../unread-body.ts'
 export { droppedOnHttp2 } from '../connection-headers.ts'
+export { http1Headers } from '../http2-headers.ts'
 // For the adapters' dev servers (Vite's and Next's HMR websockets) on Fastify's server.
 export { hmrUpgrades, type HmrUpgrades } from '../hmr-upgrades.ts'
