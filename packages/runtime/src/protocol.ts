@@ -76,14 +76,36 @@ export const METRICS_PUSH_MS = 1000
 /** A busy worker whose last figures are this old (ms, two sending intervals) has not turned its loop since: it is asked, and counted as unanswered if silent. */
 export const METRICS_STALE_MS = 2 * METRICS_PUSH_MS
 
-/** One metric with its values as prom-client's `getMetricsAsJSON()` gives it: plain, cloneable data. */
-export interface MetricSnapshot {
-  name: string
-  help: string
-  type: string
-  aggregator: string
-  values: Array<{ value: number, labels: Record<string, string | number>, metricName?: string }>
+/** Label names and values of one series, in the order they are printed. */
+export type MetricLabels = Record<string, string | number>
+
+/** One series of a counter or a gauge. */
+export interface ScalarFigures {
+  value: number
+  labels: MetricLabels
 }
+
+/**
+ * One histogram series: the observations in each bucket (not cumulative: `buckets[i]` counts
+ * those above `bounds[i - 1]` and up to `bounds[i]`; those above the last bound are only in
+ * `count`), their sum (seconds) and their count.
+ */
+export interface HistogramSeriesFigures {
+  labels: MetricLabels
+  buckets: number[]
+  sum: number
+  count: number
+}
+
+/**
+ * One metric's figures as plain, cloneable data. A histogram crosses the thread boundary as
+ * one entry per series rather than a labelled value per bucket (prom-client's JSON): with
+ * 100 routes that was 1,600 objects per worker, cloned every second and merged on every
+ * scrape, and a scrape took 50-100 ms of the main thread (docs/runtime.md#metrics).
+ */
+export type MetricSnapshot =
+  | { type: 'histogram', name: string, help: string, bounds: number[], series: HistogramSeriesFigures[] }
+  | { type: 'counter' | 'gauge', name: string, help: string, values: ScalarFigures[] }
 
 export interface SerializedError {
   name: string

@@ -19,7 +19,7 @@ import { InflightResponses } from './inflight.ts'
 import {
   HEARTBEAT_INTERVAL, METRICS_PUSH_MS, PHASE_CLOSED, PHASE_DRAINING, PHASE_LISTENING, STATUS_HANDED_OFF, STATUS_HANDOFF, STATUS_HEARTBEAT,
   STATUS_INFLIGHT, STATUS_PHASE, STATUS_REQUESTS, serializeError,
-  type MetricSnapshot, type SupervisorMessage, type WorkerData, type WorkerMessage,
+  type SupervisorMessage, type WorkerData, type WorkerMessage,
 } from './protocol.ts'
 
 const data = workerData as WorkerData
@@ -58,9 +58,8 @@ function onResponseClose (this: ServerResponse): void {
  * Sends the request metrics: in answer to the supervisor's request `requestId`, or unasked
  * (0: every METRICS_PUSH_MS, and the final figures once drained).
  */
-async function sendMetrics (requestId: number): Promise<void> {
-  const list = metrics ? await metrics.snapshot().catch(() => []) : []
-  send({ type: 'metrics', requestId, metrics: list as unknown as MetricSnapshot[] })
+function sendMetrics (requestId: number): void {
+  send({ type: 'metrics', requestId, metrics: metrics?.snapshot() ?? [] })
 }
 
 /** The warm-up with the pages the app's adapters announced (worker-api.ts) after its own, unless the configuration named its paths. */
@@ -136,7 +135,7 @@ async function start (): Promise<void> {
   const boundPort = typeof address === 'object' && address ? address.port : data.port
   Atomics.store(status, STATUS_PHASE, PHASE_LISTENING)
   send({ type: 'listening', port: boundPort, address: data.host, ...(warmup ? { warmup } : {}) })
-  if (metrics) setInterval(() => { void sendMetrics(0) }, METRICS_PUSH_MS).unref()
+  if (metrics) setInterval(() => { sendMetrics(0) }, METRICS_PUSH_MS).unref()
 }
 
 function openConnections (server: HttpServer): Promise<number> {
@@ -207,7 +206,7 @@ async function drain (timeout: number, idleGrace: number): Promise<void> {
   }
   Atomics.store(status, STATUS_PHASE, PHASE_CLOSED)
   // Its final figures, every response counted: they outlive the thread in its slot's totals.
-  if (metrics) await sendMetrics(0)
+  if (metrics) sendMetrics(0)
   send({ type: 'drained', unfinished })
   clearInterval(heartbeat)
   port.removeAllListeners('message')
@@ -229,7 +228,7 @@ port.on('message', (message: SupervisorMessage) => {
     if (app?.server.listening) NetServer.prototype.close.call(app.server)
     send({ type: 'unlistened' })
   }
-  else if (message.type === 'metrics') void sendMetrics(message.requestId)
+  else if (message.type === 'metrics') sendMetrics(message.requestId)
 })
 
 start().catch((err: unknown) => {

@@ -12,18 +12,13 @@ import type { Supervisor } from '../src/supervisor.ts'
 const SERIES = 'spindle_http_request_duration_seconds'
 
 function snapshot (sum: number, count: number): MetricSnapshot[] {
-  const labels = { route: '/', status_class: '2xx' }
   return [{
     name: SERIES,
     help: 'Request duration',
     type: 'histogram',
-    aggregator: 'sum',
-    values: [
-      { labels: { ...labels, le: '+Inf' }, value: count, metricName: `${SERIES}_bucket` },
-      { labels, value: sum, metricName: `${SERIES}_sum` },
-      { labels, value: count, metricName: `${SERIES}_count` },
-    ],
-  }] as MetricSnapshot[]
+    bounds: [1],
+    series: [{ labels: { route: '/', status_class: '2xx' }, buckets: [0], sum, count }],
+  }]
 }
 
 interface Live { id: number, generation: number, metrics: MetricSnapshot[] }

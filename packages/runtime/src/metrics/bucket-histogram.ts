@@ -1,15 +1,12 @@
-// A histogram for the request path, read by prom-client's registry like its own. prom-client's
-// Histogram validates and hashes the label set on every observe(), labelled child or not;
-// in a worker serving a small JSON route that came to about 2 % of the thread's time (CPU
-// profile, bench/profile.mjs, hello-world). Here a series is looked up once and an
-// observation is a bucket scan and two additions. The registry asks `get()` for the same
-// plain data prom-client's Histogram gives, so aggregation across workers and the text
-// format are prom-client's.
+// A histogram for the request path. prom-client's Histogram validates and hashes the label
+// set on every observe(), labelled child or not; in a worker serving a small JSON route that
+// came to about 2 % of the thread's time (CPU profile, bench/profile.mjs, hello-world). Here
+// a series is looked up once and an observation is a bucket scan and two additions. Its
+// figures leave as one entry per series (protocol.ts, MetricSnapshot); the control port
+// adds them up and prints them (figures.ts, exposition.ts).
+import type { HistogramSeriesFigures, MetricSnapshot } from '../protocol.ts'
 
 type Labels = Record<string, string>
-interface Value { labels: Record<string, string | number>, value: number, metricName: string }
-/** One metric as prom-client's registry reads it from `get()`. */
-export interface HistogramData { name: string, help: string, type: 'histogram', values: Value[], aggregator: 'sum' }
 
 export class HistogramSeries {
   readonly labels: Labels
@@ -37,8 +34,6 @@ export class HistogramSeries {
 export class BucketHistogram {
   readonly name: string
   readonly help: string
-  readonly type = 'histogram'
-  readonly aggregator = 'sum' as const
   readonly #bounds: readonly number[]
   readonly #series = new Map<string, HistogramSeries>()
 
@@ -56,24 +51,10 @@ export class BucketHistogram {
     return s
   }
 
-  /** What prom-client's registry reads: cumulative buckets, +Inf, sum and count per series. */
-  async get (): Promise<HistogramData> {
-    const values: Value[] = []
-    const bucket = `${this.name}_bucket`
-    for (const s of this.#series.values()) {
-      let acc = 0
-      this.#bounds.forEach((le, i) => {
-        acc += s.counts[i]!
-        values.push({ labels: { le, ...s.labels }, value: acc, metricName: bucket })
-      })
-      values.push({ labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: bucket })
-      values.push({ labels: { ...s.labels }, value: s.sum, metricName: `${this.name}_sum` })
-      values.push({ labels: { ...s.labels }, value: s.count, metricName: `${this.name}_count` })
-    }
-    return { name: this.name, help: this.help, type: 'histogram', values, aggregator: this.aggregator }
-  }
-
-  reset (): void {
-    this.#series.clear()
+  /** Every series' figures so far, as plain data. */
+  snapshot (): MetricSnapshot {
+    const series: HistogramSeriesFigures[] = []
+    for (const s of this.#series.values()) series.push({ labels: s.labels, buckets: Array.from(s.counts), sum: s.sum, count: s.count })
+    return { type: 'histogram', name: this.name, help: this.help, bounds: [...this.#bounds], series }
   }
 }

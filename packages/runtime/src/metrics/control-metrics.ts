@@ -2,8 +2,10 @@
 // supervisor reads from outside the workers' event loops, and every worker's request
 // metrics, per worker and summed. Runs on the main thread, which never runs app code.
 import { ADMISSION_STATES } from '../admission/controller.ts'
-import { AggregatorRegistry, collectDefaultMetrics, Registry } from 'prom-client'
-import { METRICS_STALE_MS, type MetricSnapshot, SHED_REASONS } from '../protocol.ts'
+import { collectDefaultMetrics, Registry } from 'prom-client'
+import { METRICS_STALE_MS, type MetricSnapshot, type ScalarFigures, SHED_REASONS } from '../protocol.ts'
+import { exposition } from './exposition.ts'
+import { addSnapshots, perWorker, sumsInMicros, sumsInSeconds } from './figures.ts'
 import type { Supervisor, WorkerState } from '../supervisor.ts'
 
 /**
@@ -15,25 +17,8 @@ export const WORKER_METRICS_TIMEOUT_MS = 50
 
 const STATES: readonly WorkerState[] = ['starting', 'ready', 'overloaded', 'unresponsive', 'replacing', 'restarting', 'stopped']
 
-type Sample = MetricSnapshot['values'][number]
-
-function snapshot (name: string, type: 'gauge' | 'counter', help: string, values: Sample[]): MetricSnapshot {
-  return { name, type, help, aggregator: 'sum', values }
-}
-
-/** The same metric under `spindle_worker_…`, each value labelled with its worker. */
-function perWorker (metric: MetricSnapshot, worker: number): MetricSnapshot {
-  const rename = (name: string): string => name.replace(/^spindle_/, 'spindle_worker_')
-  return {
-    ...metric,
-    name: rename(metric.name),
-    help: `${metric.help}, per worker`,
-    values: metric.values.map((v) => ({
-      ...v,
-      labels: { ...v.labels, worker },
-      ...(v.metricName ? { metricName: rename(v.metricName) } : {}),
-    })),
-  }
+function snapshot (name: string, type: 'gauge' | 'counter', help: string, values: ScalarFigures[]): MetricSnapshot {
+  return { name, type, help, values }
 }
 
 export class ControlMetrics {
@@ -67,7 +52,11 @@ export class ControlMetrics {
     })
   }
 
-  /** The whole exposition text; resolves within WORKER_METRICS_TIMEOUT_MS plus the local work. */
+  /**
+   * The whole exposition text; resolves within WORKER_METRICS_TIMEOUT_MS plus the local work:
+   * prom-client's text for the process's own metrics, then the supervisor's and the workers'
+   * figures (exposition.ts says why those are not prom-client's).
+   */
   async text (): Promise<string> {
     const supervisor = this.#supervisor
     const answers = await supervisor.workerMetrics(WORKER_METRICS_TIMEOUT_MS)
@@ -88,12 +77,10 @@ export class ControlMetrics {
       this.#gone.add(key)
       this.#retire(id, metrics)
     }
-    const per = (pick: (w: typeof workers[number]) => number): Sample[] => workers.map((w) => ({ value: pick(w), labels: { worker: w.id } }))
-    const sum = (pick: (w: typeof workers[number]) => number): Sample[] => [{ value: workers.reduce((n, w) => n + pick(w), 0), labels: {} }]
-    const shed = (labels: (w: typeof workers[number]) => Record<string, number>): Sample[] =>
-      workers.flatMap((w) => SHED_REASONS.map((reason) => ({ value: w.shed[reason], labels: { ...labels(w), reason } })))
+    const per = (pick: (w: typeof workers[number]) => number): ScalarFigures[] => workers.map((w) => ({ value: pick(w), labels: { worker: w.id } }))
+    const sum = (pick: (w: typeof workers[number]) => number): ScalarFigures[] => [{ value: workers.reduce((n, w) => n + pick(w), 0), labels: {} }]
 
-    const groups: MetricSnapshot[][] = [[
+    const supervisorFigures: MetricSnapshot[] = [
       snapshot('spindle_ready', 'gauge', '1 when the server is ready for traffic', [{ value: supervisor.isReady() ? 1 : 0, labels: {} }]),
       snapshot('spindle_workers_ready', 'gauge', 'Workers ready for traffic', [{ value: supervisor.readyWorkers(), labels: {} }]),
       snapshot('spindle_workers', 'gauge', 'Worker slots, by state', STATES.map((state) => ({ value: workers.filter((w) => w.state === state).length, labels: { state } }))),
@@ -105,11 +92,11 @@ export class ControlMetrics {
       snapshot('spindle_worker_restarts_total', 'counter', 'Times the worker slot was restarted or replaced', per((w) => w.restarts)),
       snapshot('spindle_restarts_total', 'counter', 'Times any worker slot was restarted or replaced', sum((w) => w.restarts)),
       snapshot('spindle_worker_admission_state', 'gauge', '1 for the admission state each worker is in (docs/overload.md#admission)', workers.flatMap((w) => ADMISSION_STATES.map((state) => ({ value: w.admission === state ? 1 : 0, labels: { worker: w.id, state } })))),
-      snapshot('spindle_worker_shed_requests_total', 'counter', 'Requests answered 503 by load shedding, by reason', shed((w) => ({ worker: w.id }))),
-      snapshot('spindle_shed_requests_total', 'counter', 'Requests answered 503 by load shedding, all workers, by reason', shed(() => ({}))),
+      snapshot('spindle_worker_shed_requests_total', 'counter', 'Requests answered 503 by load shedding, by reason', workers.flatMap((w) => SHED_REASONS.map((reason) => ({ value: w.shed[reason], labels: { worker: w.id, reason } })))),
+      snapshot('spindle_shed_requests_total', 'counter', 'Requests answered 503 by load shedding, all workers, by reason', SHED_REASONS.map((reason) => ({ value: workers.reduce((n, w) => n + w.shed[reason], 0), labels: { reason } }))),
       snapshot('spindle_metrics_workers_unanswered', 'gauge', `Workers whose request metrics did not arrive for this scrape: asked and silent for ${WORKER_METRICS_TIMEOUT_MS} ms, or busy and silent for ${METRICS_STALE_MS / 1000} s (their previous figures are shown)`,
         [{ value: unanswered, labels: {} }]),
-    ]]
+    ]
     // Summed here under the metric's own name, and per worker under spindle_worker_…, with
     // histogram sums in integer microseconds: a float total depends on the order of its
     // terms, and a worker's figures move from the live ones into its slot's retired total
@@ -119,73 +106,23 @@ export class ControlMetrics {
       ...[...this.#last.values()].map(({ id, metrics }) => ({ id, metrics: sumsInMicros(metrics) })),
       ...[...this.#retired].map(([id, metrics]) => ({ id, metrics })),
     ]
-    groups.push(
-      sumsInSeconds(addSnapshots(figures.map((f) => f.metrics))),
-      sumsInSeconds(addSnapshots(figures.map((f) => f.metrics.map((m) => perWorker(m, f.id))))),
-    )
-    const merged = AggregatorRegistry.aggregate(groups as unknown as Parameters<typeof AggregatorRegistry.aggregate>[0])
-    const text = await Registry.merge([this.#process, merged as Registry]).metrics()
+    const own = exposition([
+      ...supervisorFigures,
+      ...sumsInSeconds(addSnapshots(figures.map((f) => f.metrics))),
+      ...sumsInSeconds(addSnapshots(figures.map((f) => f.metrics.map((m) => perWorker(m, f.id))))),
+    ])
+    const text = `${await this.#process.metrics()}\n${own}`
     return text + (this.#extra?.() ?? '')
   }
 
   /**
    * Folds the final figures of a worker that exited into its slot's: counters and
-   * histograms only (a gauge of a gone worker means nothing). Summed here rather than by
-   * AggregatorRegistry, whose result is read asynchronously: two scrapes at once must not
-   * both fold the same worker in, or lose one.
+   * histograms only (a gauge of a gone worker means nothing). Summed at once, with no await
+   * between reading and writing the total: two scrapes at once must not both fold the same
+   * worker in, or lose one.
    */
   #retire (id: number, metrics: MetricSnapshot[]): void {
     const lasting = sumsInMicros(metrics.filter((m) => m.type === 'counter' || m.type === 'histogram'))
     this.#retired.set(id, addSnapshots([this.#retired.get(id) ?? [], lasting]))
   }
 }
-
-/** The snapshots with the values of each metric's equal series (name and labels) added. */
-function addSnapshots (lists: ReadonlyArray<readonly MetricSnapshot[]>): MetricSnapshot[] {
-  // The series' name and label values in the order the labels were set: every figure of a
-  // series is built by the same code, so the order is the same (cheaper than sorting, which
-  // took about 5 % of a scrape's CPU with 100 routes in a profile).
-  const key = (v: Sample): string => {
-    let k = v.metricName ?? ''
-    for (const name in v.labels) k += `\0${name}=${String(v.labels[name])}`
-    return k
-  }
-  const sum = new Map<string, { metric: MetricSnapshot, series: Map<string, Sample> }>()
-  for (const list of lists) {
-    for (const metric of list) {
-      let into = sum.get(metric.name)
-      if (!into) {
-        into = { metric: { ...metric, values: [] }, series: new Map() }
-        sum.set(metric.name, into)
-      }
-      for (const v of metric.values) {
-        const k = key(v)
-        const same = into.series.get(k)
-        if (same) same.value += v.value
-        else {
-          const copy = { ...v, labels: { ...v.labels } }
-          into.metric.values.push(copy)
-          into.series.set(k, copy)
-        }
-      }
-    }
-  }
-  return [...sum.values()].map((s) => s.metric)
-}
-
-const MICROS = 1e6
-
-/** Each histogram's `_sum` in integer microseconds (`up`) or back in seconds, the rest as it is. */
-function scaleSums (metrics: readonly MetricSnapshot[], up: boolean): MetricSnapshot[] {
-  return metrics.map((m) => m.type !== 'histogram'
-    ? m
-    : {
-        ...m,
-        values: m.values.map((v) => v.metricName?.endsWith('_sum') ? { ...v, value: up ? Math.round(v.value * MICROS) : v.value / MICROS } : v),
-      })
-}
-
-/** Histogram sums in integer microseconds, which add up exactly in any order. */
-const sumsInMicros = (metrics: readonly MetricSnapshot[]): MetricSnapshot[] => scaleSums(metrics, true)
-/** Back to seconds, for the exposition. */
-const sumsInSeconds = (metrics: readonly MetricSnapshot[]): MetricSnapshot[] => scaleSums(metrics, false)

@@ -1,9 +1,9 @@
-// Request metrics of one worker thread, kept in a prom-client registry of its own. The
-// supervisor asks for them over the worker's port (protocol.ts) and merges every worker's
-// answer; nothing here runs unless metrics are on.
+// Request metrics of one worker thread, counted in plain numbers on the request path. The
+// supervisor asks for them over the worker's port (protocol.ts, MetricSnapshot) and adds up
+// every worker's answer; nothing here runs unless metrics are on.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Counter, type Metric, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client'
+import type { MetricSnapshot } from '../protocol.ts'
 import { BucketHistogram, type HistogramSeries } from './bucket-histogram.ts'
 import { RoutePatterns } from './route-patterns.ts'
 import { kArrivedAt, kCacheOutcome, kStartedAt, type Stamped } from '../admission/stamps.ts'
@@ -23,14 +23,13 @@ const CACHE_OUTCOMES = new Set(['HIT', 'MISS', 'STALE', 'REVALIDATED', 'BYPASS']
 
 
 export interface WorkerMetrics {
-  readonly registry: Registry
   /**
    * Records one response: call it once the raw response has closed (the runtime's worker
    * does, from the 'close' listener it keeps on every response anyway).
    */
   observe (res: ServerResponse): void
-  /** Every metric with its values, as plain data that crosses a thread boundary. */
-  snapshot (): Promise<MetricObjectWithValues<MetricValue<string>>[]>
+  /** Every metric with its figures so far, as plain data that crosses a thread boundary. */
+  snapshot (): MetricSnapshot[]
 }
 
 /** Status classes by the status code's first digit; 0 and anything out of range: 'other'. */
@@ -49,7 +48,6 @@ function statusClassIndex (code: number): number {
  * (docs/runtime.md#metrics). Call it after the load-shedding plugin and before the app.
  */
 export function registerWorkerMetrics (app: FastifyInstance, stampedByShedding = false): WorkerMetrics {
-  const registry = new Registry()
   const duration = new BucketHistogram(
     'spindle_http_request_duration_seconds',
     'Time from the request\'s arrival to its response, by route pattern and status class',
@@ -60,28 +58,20 @@ export function registerWorkerMetrics (app: FastifyInstance, stampedByShedding =
     'Time from the request\'s arrival to the start of its route handler (admission queue included)',
     QUEUE_BUCKETS,
   )
-  registry.registerMetric(duration as unknown as Metric)
-  registry.registerMetric(queueDelay as unknown as Metric)
   const queueSeries = queueDelay.series()
-  // Counted in plain numbers on the request path, handed to prom-client when it is asked.
   let rendered = 0
   const outcomes = new Map<string, number>()
-  new Counter({
-    name: 'spindle_http_renders_total',
-    help: 'Requests that reached a route handler (cache hits and shed requests do not)',
-    registers: [registry],
-    collect () { if (rendered > 0) { this.inc(rendered); rendered = 0 } },
-  })
-  new Counter({
-    name: 'spindle_cache_responses_total',
-    help: 'Responses labelled by the HTTP cache, by outcome (hit, miss, stale, revalidated, bypass)',
-    labelNames: ['outcome'],
-    registers: [registry],
-    collect () {
-      for (const [outcome, n] of outcomes) if (n > 0) this.inc({ outcome }, n)
-      outcomes.clear()
+  const snapshot = (): MetricSnapshot[] => [
+    duration.snapshot(),
+    queueDelay.snapshot(),
+    { type: 'counter', name: 'spindle_http_renders_total', help: 'Requests that reached a route handler (cache hits and shed requests do not)', values: [{ value: rendered, labels: {} }] },
+    {
+      type: 'counter',
+      name: 'spindle_cache_responses_total',
+      help: 'Responses labelled by the HTTP cache, by outcome (hit, miss, stale, revalidated, bypass)',
+      values: [...outcomes].map(([outcome, value]) => ({ value, labels: { outcome } })),
     },
-  })
+  ]
 
   // Each route's handler is wrapped to stamp its pattern, a constant of the route there: an
   // app-wide onRequest hook would read it from request.routeOptions, which Fastify builds
@@ -141,5 +131,5 @@ export function registerWorkerMetrics (app: FastifyInstance, stampedByShedding =
     }
   }
 
-  return { registry, observe, snapshot: () => registry.getMetricsAsJSON() as Promise<MetricObjectWithValues<MetricValue<string>>[]> }
+  return { observe, snapshot }
 }
