@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import { preferredLanguage, responseLanguage } from './accept-language.ts'
 import { deltaSeconds, type Directives, parseCacheControl, parseList } from './cache-control.ts'
 import { type KeyRequest, variantKey } from './cache-key.ts'
-import { analyze, currentAge, describe, headerValue, type HeaderLines, keepFor, mergeNotModified, type PolicyOptions, type ResponseMeta, toLines } from './cache-policy.ts'
+import { analyze, currentAge, describe, headerValue, type HeaderLines, mergeNotModified, type PolicyOptions, type ResponseMeta, toLines } from './cache-policy.ts'
 import { captureResponse, interceptHead } from './capture.ts'
 import { SPINDLE_CACHE_HOST_NOT_ALLOWED, SPINDLE_CACHE_INVALID_HOST } from './errors.ts'
 import { type HttpCacheOptions, resolveHttpCacheOptions, type ResolvedHttpCacheOptions } from './plugin-options.ts'
@@ -54,6 +54,8 @@ declare module 'fastify' {
 
 // Marks the plugin's own revalidation requests (fastify.inject); the value is a per-process secret.
 const INTERNAL = 'x-spindle-cache-internal'
+// Appended to the secret when the request being revalidated came over TLS.
+const TLS_MARK = ' tls'
 // Uncacheable answers are remembered this long so requests for them do not queue behind one
 // another. Never for 429 or 5xx: a moment of overload must not turn coalescing off.
 const PASS_MS = 30_000
@@ -110,8 +112,12 @@ class HttpCache {
     return this.#o.key(request) + this.#build
   }
 
+  #encrypted (request: FastifyRequest): boolean {
+    return (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true
+  }
+
   keyRequest (request: FastifyRequest, url = request.raw.url ?? '/', headers = request.raw.headers): KeyRequest {
-    const encrypted = (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true
+    const encrypted = this.#encrypted(request)
     return { url, headers, encrypted, host: normalizeHost(requestHost(headers), encrypted) }
   }
 
@@ -121,7 +127,7 @@ class HttpCache {
    */
   #checkHost (request: FastifyRequest): boolean {
     const raw = requestHost(request.raw.headers)
-    const host = normalizeHost(raw, (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true)
+    const host = normalizeHost(raw, this.#encrypted(request))
     if (host === undefined) throw new SPINDLE_CACHE_INVALID_HOST(JSON.stringify(raw))
     if (this.#o.allowedHosts && !this.#o.allowedHosts(host)) throw new SPINDLE_CACHE_HOST_NOT_ALLOWED(JSON.stringify(host))
     return typeof raw !== 'string' || host === raw
@@ -130,13 +136,18 @@ class HttpCache {
   async onRequest (request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const headers = request.raw.headers
     if (headers[INTERNAL] !== undefined) {
-      const ours = headers[INTERNAL] === this.#secret
+      const marker = headers[INTERNAL]
+      const ours = marker === this.#secret || marker === this.#secret + TLS_MARK
       delete headers[INTERNAL]
       // The raw list too: an adapter that renders in a pool thread rebuilds the request from
       // it, and the app must never see the secret (a page that shows its headers would
       // store it, and whoever read it could pass for the cache).
       dropRawHeader(request.raw.rawHeaders, INTERNAL)
-      if (ours) return undefined
+      if (ours) {
+        // A revalidation of a request that came over TLS: the route builds https URLs, as for the client.
+        if (marker !== this.#secret) (request.raw.socket as { encrypted?: boolean }).encrypted = true
+        return undefined
+      }
     }
     const canonicalHost = this.#checkHost(request)
     const method = request.raw.method ?? 'GET'
@@ -414,8 +425,9 @@ class HttpCache {
       }
       if (meta.swr !== undefined && staleFor <= meta.swr && !ctx.cc.has('max-age')) {
         this.#serve(ctx.reply, found, 'STALE')
-        // Refreshed by a request without credentials only: see below.
-        if (!ctx.credentialed) this.#refreshInBackground(ctx, found)
+        // Refreshed by a request without credentials only (see below), and with a canonical
+        // target and Host: what it gets must not be stored (#updateFromNotModified).
+        if (!ctx.credentialed && ctx.canonical) this.#refreshInBackground(ctx, found)
         return true
       }
     }
@@ -473,7 +485,7 @@ class HttpCache {
       throw err
     }
     if (result.status === 304) {
-      const updated = this.#updateFromNotModified(ctx.request, found, result)
+      const updated = this.#updateFromNotModified(ctx, found, result)
       // A Set-Cookie on the 304 belongs to this client only: sent, never stored.
       const cookies = result.lines.filter(([n]) => n === 'set-cookie')
       this.#serve(ctx.reply, updated, 'REVALIDATED', cookies)
@@ -495,7 +507,7 @@ class HttpCache {
     if (!lease) return
     const { request } = ctx
     this.#runRoute(request, validators(found.meta)).then((result) => {
-      if (result.status === 304) this.#updateFromNotModified(request, found, result)
+      if (result.status === 304) this.#updateFromNotModified(ctx, found, result)
       else if (result.status < 500) this.#storeResponse(ctx, result)
     }, (err: unknown) => {
       request.log.warn({ err }, 'background revalidation failed')
@@ -504,26 +516,47 @@ class HttpCache {
 
   /** Runs the route again through Fastify, uncached, without the client's conditions and ranges, with `extra` headers. */
   async #runRoute (request: FastifyRequest, extra: Record<string, string>): Promise<RouteResult> {
-    const headers: Record<string, string | string[] | undefined> = { ...request.raw.headers }
+    const headers: Record<string, string | string[] | undefined> = {}
+    // fastify.inject makes an HTTP/1.1 request: an HTTP/2 request's pseudo-headers are no
+    // fields of it, and its authority is its Host (without one, inject makes up
+    // `localhost:80`, and the page rendered for it would be stored under this request's key).
+    for (const [name, value] of Object.entries(request.raw.headers)) if (!name.startsWith(':')) headers[name] = value
+    const authority = request.raw.headers[':authority']
+    if (headers.host === undefined && typeof authority === 'string') headers.host = authority
     for (const h of CONDITIONAL) delete headers[h]
     Object.assign(headers, extra)
-    headers[INTERNAL] = this.#secret
+    // inject's socket is never TLS: the marker tells onRequest to say so, so the route sees
+    // the scheme the key holds (not `http` for an `https://` entry).
+    headers[INTERNAL] = this.#encrypted(request) ? this.#secret + TLS_MARK : this.#secret
     const requestTime = Date.now()
     const res = await this.#fastify.inject({ method: 'GET', url: request.raw.url ?? '/', headers, remoteAddress: request.raw.socket?.remoteAddress ?? '127.0.0.1' })
     return { status: res.statusCode, lines: toLines(res.headers), body: res.rawPayload, requestTime, responseTime: Date.now() }
   }
 
-  #updateFromNotModified (request: FastifyRequest, found: Found, result: RouteResult): Found {
+  /**
+   * The stored response updated with a 304's fields (RFC 9111 4.3.4), as this client gets it.
+   * It replaces the stored one only when this request may write the entry (a canonical
+   * target and Host: the app may echo their spelling in the 304's fields) and the updated
+   * response may still be stored: a 304 that says `private` or `no-store` drops the entry,
+   * and fields it names in `private="..."` or `no-cache="..."` are not stored.
+   */
+  #updateFromNotModified (ctx: Context, found: Found, result: RouteResult): Found {
     const lines = mergeNotModified(found.meta.h, result.lines.filter(([n]) => n !== 'set-cookie'))
+    const age = result.lines.filter(([n]) => n === 'age')
+    const verdict = analyze(found.meta.s, [...lines, ...age], result.requestTime, result.responseTime, { credentialed: false, noStore: false }, this.#policy)
     const meta = describe(found.meta.s, lines, result.requestTime, result.responseTime, this.#policy, headerValue(result.lines, 'age'))
-    const validators = lines.some(([n]) => n === 'etag' || n === 'last-modified')
-    ;(this.#fleet ?? this.#store).set(found.key, found.entry.value, {
-      tags: found.entry.tags,
-      path: found.entry.path,
-      staleAt: staleAt(meta),
-      expireAt: Date.now() + keepFor(meta, validators, this.#policy),
-      meta,
-    })
+    if (!ctx.canonical) return { key: found.key, entry: found.entry, meta }
+    const store = this.#fleet ?? this.#store
+    if (!verdict.ok) store.delete(found.key)
+    else {
+      store.set(found.key, found.entry.value, {
+        tags: found.entry.tags,
+        path: found.entry.path,
+        staleAt: staleAt(verdict.meta),
+        expireAt: Date.now() + verdict.keepFor,
+        meta: verdict.meta,
+      })
+    }
     return { key: found.key, entry: found.entry, meta }
   }
 
@@ -535,6 +568,9 @@ class HttpCache {
   #storeResponse (ctx: Context, r: RouteResult, varyHeaders = ctx.request.raw.headers, answered: 'get' | 'range' | 'post' = 'get'): boolean {
     const { request, primary } = ctx
     if (!ctx.canonical) return false
+    // A 412 answers this request's preconditions (If-Match, If-Unmodified-Since), as a 304
+    // does: it says nothing to a request without them.
+    if (r.status === 412) return false
     if (r.status === 206) return answered === 'range' && this.#storePart(ctx, r)
     // To a Range request, only the whole response (200) is the URL's; a 416 is this request's.
     if (answered === 'range' && r.status !== 200) return false
