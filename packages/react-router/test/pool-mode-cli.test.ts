@@ -37,6 +37,7 @@ beforeAll(async () => {
   buildApp()
   child = spawn(process.execPath, [CLI, 'start', APP, '--mode', 'pool', '-w', '2', '-p', '0', '-H', '127.0.0.1', '--control-port', '0', '--shutdown-timeout', '5000'], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, FIXTURE_HANG_TIMEOUT: '1000' },
   })
   child.stdout!.on('data', (c: Buffer) => { out += c })
   child.stderr!.on('data', (c: Buffer) => { err += c })
@@ -94,6 +95,32 @@ describe('spindle start --mode pool', () => {
     await waitFor('the crash in the supervisor log', () => err.slice(before).includes('render pool thread failed'), 10_000)
     expect(err.slice(before)).toMatch(/error: render pool thread failed.*worker=1/)
     // The pool serves on.
+    expect((await request(url + '/')).statusCode).toBe(200)
+    // Counted where an operator alerts on it, as a worker's restarts are.
+    const status = await waitFor('the lost thread in /status', async () => {
+      const body = (await json(control + '/status')).body
+      return body.workers[0].poolThreadsLost.crashed === 1 && body
+    }, 10_000)
+    expect(status.workers[0].poolThreadsLost).toEqual({ crashed: 1, hung: 0 })
+    const metrics = await (await request(control + '/metrics')).body.text()
+    expect(metrics).toMatch(/^spindle_pool_threads_lost_total\{reason="crashed"\} 1$/m)
+    expect(metrics).toMatch(/^spindle_pool_threads_lost_total\{reason="hung"\} 0$/m)
+    expect(metrics).toMatch(/^spindle_worker_pool_threads_lost_total\{worker="1",reason="crashed"\} 1$/m)
+  })
+
+  it('ends a stuck pool thread, counts it once as hung, and serves on', async () => {
+    const stuck = await request(url + '/hang')
+    await stuck.body.dump()
+    expect(stuck.statusCode).toBe(502)
+    const status = await waitFor('the hung thread in /status', async () => {
+      const body = (await json(control + '/status')).body
+      return body.workers[0].poolThreadsLost.hung === 1 && body
+    }, 10_000)
+    // Ended by the hang watch, not also taken for a crash when it exits.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect((await json(control + '/status')).body.workers[0].poolThreadsLost).toEqual({ crashed: 1, hung: 1 })
+    expect(status.workers[0].poolThreadsLost.crashed).toBe(1)
+    expect(err).toMatch(/render pool thread stuck for 1000 ms/)
     expect((await request(url + '/')).statusCode).toBe(200)
   })
 

@@ -107,6 +107,10 @@ export type MetricSnapshot =
   | { type: 'histogram', name: string, help: string, bounds: number[], series: HistogramSeriesFigures[] }
   | { type: 'counter' | 'gauge', name: string, help: string, values: ScalarFigures[] }
 
+/** Why a render pool thread was lost (pool mode): it threw or exited (`crashed`), or its loop stopped past hangTimeout and it was ended (`hung`). */
+export const POOL_THREAD_LOSSES = ['crashed', 'hung'] as const
+export type PoolThreadLoss = typeof POOL_THREAD_LOSSES[number]
+
 export interface SerializedError {
   name: string
   message: string
@@ -122,7 +126,7 @@ export type WorkerMessage =
   | { type: 'unlistened' }
   | { type: 'unhandled-rejection', error: SerializedError }
   /** A render pool thread of this worker (pool mode) failed, hung or could not be restarted: the supervisor logs it (pool/pool-report.ts). */
-  | { type: 'pool-event', level: 'warn' | 'error', message: string, error?: SerializedError, threadId?: number }
+  | { type: 'pool-event', level: 'warn' | 'error', message: string, error?: SerializedError, threadId?: number, lost?: PoolThreadLoss }
   /**
    * The worker's request metrics: in answer to the supervisor's 'metrics' (its requestId),
    * or unasked every METRICS_PUSH_MS (requestId 0), so a scrape need not wait for a worker

@@ -4,7 +4,7 @@ import { observeLoad, pickHandoff } from './balance.ts'
 import { assess, restartDelayFor, type Verdict } from './health-policy.ts'
 import { ManagedWorker } from './managed-worker.ts'
 import type { ResolvedOptions } from './options.ts'
-import { type MetricSnapshot, PHASE_DRAINING, PHASE_LISTENING, REPLACEMENT_IDLE_GRACE, SHED_REASONS, type ShedReason, type WorkerMessage } from './protocol.ts'
+import { type MetricSnapshot, PHASE_DRAINING, PHASE_LISTENING, type PoolThreadLoss, REPLACEMENT_IDLE_GRACE, SHED_REASONS, type ShedReason, type WorkerMessage } from './protocol.ts'
 import { judgeFlood, judgeShedding, type ShedWatch } from './shed-watch.ts'
 
 export type WorkerState = 'starting' | 'ready' | 'overloaded' | 'unresponsive' | 'replacing' | 'restarting' | 'stopped'
@@ -32,6 +32,11 @@ export interface WorkerStatus {
   handedOff: number
   /** The worker's admission state (docs/overload.md#admission). */
   admission: AdmissionState
+  /**
+   * Render pool threads of this worker slot lost since the server started, by reason (pool
+   * mode, or an adapter's `threads` in a worker): each was replaced; its requests failed.
+   */
+  poolThreadsLost: Record<PoolThreadLoss, number>
 }
 
 interface Slot {
@@ -49,6 +54,8 @@ interface Slot {
   replaceNotBefore: number
   /** Requests shed by the slot's workers that have exited, by reason (index of SHED_REASONS). */
   readonly shedBefore: number[]
+  /** Render pool threads lost by the slot's workers, by reason. */
+  readonly poolThreadsLost: Record<PoolThreadLoss, number>
 }
 
 /** What a replacement came to: `skipped` when none was started (the slot was being replaced, or shutdown began). */
@@ -101,6 +108,7 @@ export class Supervisor extends EventEmitter {
       replaceNotBefore: 0,
       shedWatch: { worker: undefined, total: 0, lastShedAt: 0, since: undefined, overloaded: false },
       shedBefore: SHED_REASONS.map(() => 0),
+      poolThreadsLost: { crashed: 0, hung: 0 },
     }))
   }
 
@@ -155,6 +163,7 @@ export class Supervisor extends EventEmitter {
       } else if (msg.type === 'pool-event') {
         const error = msg.error ? { err: msg.error.message, ...(msg.error.code ? { code: msg.error.code } : {}), stack: msg.error.stack } : {}
         this.#opts.logger[msg.level]({ worker: slot.id, ...(msg.threadId !== undefined ? { threadId: msg.threadId } : {}), ...error }, msg.message)
+        if (msg.lost !== undefined && Object.hasOwn(slot.poolThreadsLost, msg.lost)) slot.poolThreadsLost[msg.lost]++
       }
     })
     worker.once('exit', (code: number) => {
@@ -445,6 +454,7 @@ export class Supervisor extends EventEmitter {
         shed,
         handedOff: w ? w.handedOff : 0,
         admission: w ? w.admission : 'normal',
+        poolThreadsLost: { ...slot.poolThreadsLost },
       }
     })
   }

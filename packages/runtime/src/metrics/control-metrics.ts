@@ -3,7 +3,7 @@
 // metrics, per worker and summed. Runs on the main thread, which never runs app code.
 import { ADMISSION_STATES } from '../admission/controller.ts'
 import { collectDefaultMetrics, Registry } from 'prom-client'
-import { METRICS_STALE_MS, type MetricSnapshot, type ScalarFigures, SHED_REASONS } from '../protocol.ts'
+import { METRICS_STALE_MS, type MetricSnapshot, POOL_THREAD_LOSSES, type ScalarFigures, SHED_REASONS } from '../protocol.ts'
 import { exposition } from './exposition.ts'
 import { addSnapshots, perWorker, sumsInMicros, sumsInSeconds } from './figures.ts'
 import type { Supervisor, WorkerState } from '../supervisor.ts'
@@ -94,6 +94,8 @@ export class ControlMetrics {
       snapshot('spindle_worker_admission_state', 'gauge', '1 for the admission state each worker is in (docs/overload.md#admission)', workers.flatMap((w) => ADMISSION_STATES.map((state) => ({ value: w.admission === state ? 1 : 0, labels: { worker: w.id, state } })))),
       snapshot('spindle_worker_shed_requests_total', 'counter', 'Requests answered 503 by load shedding, by reason', workers.flatMap((w) => SHED_REASONS.map((reason) => ({ value: w.shed[reason], labels: { worker: w.id, reason } })))),
       snapshot('spindle_shed_requests_total', 'counter', 'Requests answered 503 by load shedding, all workers, by reason', SHED_REASONS.map((reason) => ({ value: workers.reduce((n, w) => n + w.shed[reason], 0), labels: { reason } }))),
+      snapshot('spindle_worker_pool_threads_lost_total', 'counter', 'Render pool threads that crashed or hung and were replaced, by reason', workers.flatMap((w) => POOL_THREAD_LOSSES.map((reason) => ({ value: w.poolThreadsLost[reason], labels: { worker: w.id, reason } })))),
+      snapshot('spindle_pool_threads_lost_total', 'counter', 'Render pool threads that crashed or hung and were replaced, all workers, by reason', POOL_THREAD_LOSSES.map((reason) => ({ value: workers.reduce((n, w) => n + w.poolThreadsLost[reason], 0), labels: { reason } }))),
       snapshot('spindle_metrics_workers_unanswered', 'gauge', `Workers whose request metrics did not arrive for this scrape: asked and silent for ${WORKER_METRICS_TIMEOUT_MS} ms, or busy and silent for ${METRICS_STALE_MS / 1000} s (their previous figures are shown)`,
         [{ value: unanswered, labels: {} }]),
     ]

@@ -3,11 +3,12 @@
 // Fastify logger is often off, and a thread lost without a line is invisible).
 import { isMainThread, parentPort, workerData } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
-import { serializeError, type WorkerMessage } from '../protocol.ts'
+import { type PoolThreadLoss, serializeError, type WorkerMessage } from '../protocol.ts'
 
 const inRuntimeWorker = !isMainThread && (workerData as { kind?: unknown } | null)?.kind === 'spindle-worker'
 
-export function reportPoolEvent (log: FastifyBaseLogger, level: 'warn' | 'error', message: string, details: { err?: unknown, threadId?: number, [key: string]: unknown } = {}): void {
+/** `details.lost`: the event is the loss of a thread, counted by the supervisor (`spindle_pool_threads_lost_total`). */
+export function reportPoolEvent (log: FastifyBaseLogger, level: 'warn' | 'error', message: string, details: { err?: unknown, threadId?: number, lost?: PoolThreadLoss, [key: string]: unknown } = {}): void {
   log[level](details, message)
   if (!inRuntimeWorker) return
   const event: WorkerMessage = {
@@ -16,6 +17,7 @@ export function reportPoolEvent (log: FastifyBaseLogger, level: 'warn' | 'error'
     message,
     ...(details.err !== undefined ? { error: serializeError(details.err) } : {}),
     ...(details.threadId !== undefined ? { threadId: details.threadId } : {}),
+    ...(details.lost !== undefined ? { lost: details.lost } : {}),
   }
   parentPort?.postMessage(event)
 }

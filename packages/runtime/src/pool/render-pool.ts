@@ -113,6 +113,12 @@ export class RenderPool {
   readonly #running = new Set<Running>()
   #queue: Waiting[] = []
   #closing = false
+  /**
+   * Threads the hang watch ended whose exit piscina has not reported yet: their loss is
+   * reported as `hung` already, not again as a crash. A count, not their ids: piscina reports
+   * an exit after the thread has ended, when its threadId reads -1.
+   */
+  #ended = 0
   readonly #hangs: HangWatch | undefined
   #timer: NodeJS.Timeout | undefined
   /** Each thread's event-loop utilization when the current poll began. */
@@ -130,7 +136,8 @@ export class RenderPool {
     hangs?.start((threadId) => {
       const thread = this.#pool.threads.find((t) => t.threadId === threadId)
       if (!thread) return
-      reportPoolEvent(o.log, 'error', `render pool thread stuck for ${o.hangTimeout} ms: ending it; its requests fail with 502`, { threadId })
+      reportPoolEvent(o.log, 'error', `render pool thread stuck for ${o.hangTimeout} ms: ending it; its requests fail with 502`, { threadId, lost: 'hung' })
+      this.#ended++
       void thread.terminate()
     })
   }
@@ -268,8 +275,16 @@ export class RenderPool {
   // piscina replaces a thread that dies after start-up, but never again once one died
   // before it was ready (workerFailsDuringBootstrap): then the whole pool is rebuilt.
   #watch (pool: Piscina): void {
+    // piscina emits 'error' only for a thread that failed with no task on it (one that fails
+    // mid-task fails its tasks instead); every lost thread is counted at its 'workerDestroy'.
     pool.on('error', (err: Error) => { reportPoolEvent(this.#o.log, 'error', 'render pool thread failed', { err }) })
     pool.on('workerDestroy', () => {
+      // A thread of the pool in service that the hang watch did not end: it threw or exited.
+      // (Threads of a pool that is closing or was replaced end as they should.)
+      if (!this.#closing && this.#pool === pool) {
+        if (this.#ended > 0) this.#ended--
+        else reportPoolEvent(this.#o.log, 'error', 'render pool thread exited: replacing it', { lost: 'crashed' })
+      }
       // piscina starts the replacement right after this event, unless a thread failed while
       // loading. With no thread left and none to come, the tasks piscina queued (requests
       // sent while the replacement loaded) would wait for ever: closing the pool fails them
