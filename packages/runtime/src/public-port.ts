@@ -3,6 +3,8 @@
 // a socket or a heap forever. The app's own Fastify options always win.
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions, RequestPayload } from 'fastify'
 import { Transform, type TransformCallback } from 'node:stream'
+import type { Http2Server } from 'node:http2'
+import { boundHttp2Requests } from './http2-request-timeout.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -38,6 +40,10 @@ export function withPortDefaults (options: FastifyServerOptions): FastifyServerO
 export function guardPublicPort (app: FastifyInstance, headersTimeout = DEFAULT_HEADERS_TIMEOUT): void {
   const requestTimeout = app.server.requestTimeout
   app.server.headersTimeout = requestTimeout > 0 ? Math.min(headersTimeout, requestTimeout) : headersTimeout
+  // Node bounds HTTP/1.1 requests only; an HTTP/2 app's streams are bounded here.
+  // (Fastify keeps requestTimeout in initialConfig; its types leave it out.)
+  const configured = (app.initialConfig as { requestTimeout?: number }).requestTimeout ?? 0
+  if (app.initialConfig.http2 === true && configured > 0) boundHttp2Requests(app.server as unknown as Http2Server, configured)
   // Node starts its checks when the server listens, with the value it has then. An app's
   // server that checks more often is left so; an HTTP/2 server has no such checks.
   const server = app.server as { connectionsCheckingInterval?: number }

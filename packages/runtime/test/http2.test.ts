@@ -67,4 +67,33 @@ describe('HTTP/2 apps', () => {
     await oldGoaway
     expect(JSON.parse((await h2get(session(server.url), '/')).body).worker.generation).toBe(2)
   })
+
+  it('answer 408 to a stream whose request is not whole within requestTimeout, as Node does over HTTP/1.1; a slow handler is not cut', async () => {
+    server = await serve({ ...base, app: fixture('http2-timeout-app.js') })
+    const s = session(server.url)
+    const started = Date.now()
+    // A body that never ends.
+    const stalled = s.request({ ':path': '/echo', ':method': 'POST', 'content-type': 'text/plain' })
+    stalled.on('error', () => {})
+    stalled.write('a few bytes')
+    const [headers] = await once(stalled, 'response') as [Record<string, string | number>]
+    expect(headers[':status']).toBe(408)
+    expect(Date.now() - started).toBeLessThan(5000)
+    await once(stalled, 'close')
+    // The session serves on: a whole POST, and a handler slower than requestTimeout whose request was whole.
+    const whole = await new Promise<{ status: number, body: string }>((resolve, reject) => {
+      const stream = s.request({ ':path': '/echo', ':method': 'POST', 'content-type': 'text/plain' })
+      let status = 0
+      let body = ''
+      stream.setEncoding('utf8')
+      stream.on('response', (h) => { status = Number(h[':status']) })
+      stream.on('data', (c: string) => { body += c })
+      stream.on('end', () => resolve({ status, body }))
+      stream.on('error', reject)
+      stream.end('hello')
+    })
+    expect(whole).toEqual({ status: 200, body: JSON.stringify({ received: 5 }) })
+    expect(await h2get(s, '/slow?ms=1500')).toEqual({ status: 200, body: JSON.stringify({ slept: 1500 }) })
+    expect(server.status()[0]!.state).toBe('ready')
+  })
 })
