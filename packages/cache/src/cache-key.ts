@@ -56,25 +56,30 @@ export function defaultKey (keyHeaders: readonly string[]): KeyFunction {
 /**
  * The key of a variant: the primary key, the Vary record's id, and the request's values of
  * the Vary fields (`Accept-Language` in its canonical form, see accept-language.ts).
- * `language` replaces the request's Accept-Language with one language: the key under which
- * a variant is found by the language it declares in Content-Language.
+ * `credentialHeaders` (lower-case) are the plugin's, whose values are secrets as much as a
+ * cookie's. `language` replaces the request's Accept-Language with one language: the key
+ * under which a variant is found by the language it declares in Content-Language.
  */
-export function variantKey (primary: string, varyId: string, fields: readonly string[], headers: IncomingHttpHeaders, language?: string): string {
-  return `${primary}\n\0vary ${varyId}\n` + fields.map((f) => `${f}=${encodeURIComponent(fieldValue(f, headers[f], language))}`).join('&')
+export function variantKey (primary: string, varyId: string, fields: readonly string[], headers: IncomingHttpHeaders, credentialHeaders: readonly string[], language?: string): string {
+  return `${primary}\n\0vary ${varyId}\n` + fields.map((f) => {
+    const secret = SECRET_FIELDS.has(f) || credentialHeaders.includes(f)
+    return `${f}=${encodeURIComponent(fieldValue(f, headers[f], secret, language))}`
+  }).join('&')
 }
 
-// Fields whose values are secrets: a response that varies on one is keyed by a digest of
-// the value, so a session token never appears in a key (with the fleet tier keys are
-// Redis key names, which SCAN, MONITOR and slow logs show to whoever operates Redis).
+// Fields whose values are secrets, besides the configured credential headers: a response
+// that varies on one is keyed by a digest of the value, so a session token or an API key
+// never appears in a key (with the fleet tier keys are Redis key names, which SCAN,
+// MONITOR and slow logs show to whoever operates Redis).
 const SECRET_FIELDS = new Set(['cookie', 'authorization', 'proxy-authorization'])
 
-function fieldValue (name: string, value: string | string[] | undefined, language: string | undefined): string {
+function fieldValue (name: string, value: string | string[] | undefined, secret: boolean, language: string | undefined): string {
   if (name === 'accept-language') {
     if (language !== undefined) return `\0lang ${language}`
     const canonical = normalizeAcceptLanguage(value)
     if (canonical !== undefined) return `\0al ${canonical}`
   }
-  if (SECRET_FIELDS.has(name) && value !== undefined) return `\0sha256 ${createHash('sha256').update(normalize(value)).digest('base64url')}`
+  if (secret && value !== undefined) return `\0sha256 ${createHash('sha256').update(normalize(value)).digest('base64url')}`
   return normalize(value)
 }
 

@@ -173,6 +173,7 @@ class HttpCache {
       // a request that would store its answer claims the key for the fleet when Redis has
       // none: a claim nobody fills holds every other process up to claimMs.
       await this.#fleet.get(ctx.primary, { peek: true, claim: this.#mayProduce(ctx, method) })
+      await this.#loadVariant(this.#fleet, ctx.primary, request)
       found = this.#lookup(ctx.primary, request)
       // Another thread stored it meanwhile: nothing left to produce.
       if (found) this.#fleet.unclaim(ctx.primary)
@@ -330,10 +331,35 @@ class HttpCache {
     // Metadata of the wrong shape (see entry-meta.ts) is treated as no entry: the route answers and replaces it.
     if (!isVaryRecord(entry.meta)) return isResponseMeta(entry.meta) ? { key: primary, entry, meta: entry.meta } : undefined
     const { id, f } = entry.meta.vary
-    const key = variantKey(primary, id, f, request.raw.headers)
+    const key = variantKey(primary, id, f, request.raw.headers, this.#o.credentialHeaders)
     const variant = this.#store.get(key, { peek: true })
     if (variant) return isResponseMeta(variant.meta) ? { key, entry: variant, meta: variant.meta } : undefined
     return f.includes('accept-language') ? this.#lookupByLanguage(primary, id, f, request) : undefined
+  }
+
+  /**
+   * With a fleet tier, when the primary key (in memory, or just loaded) is a Vary record:
+   * loads from Redis the variant this request selects and, for Accept-Language, its
+   * language alias and the variant that names, so #lookup finds what another process
+   * stored. Never claimed: variants are produced under the primary key's lease, and a
+   * claim taken here would hold up the fleet for a request that may store nothing. What
+   * is loaded passes the agent's checks (entry-meta.ts), and #lookup and #answer still
+   * decide what this request may be served.
+   */
+  async #loadVariant (fleet: FleetStore, primary: string, request: FastifyRequest): Promise<void> {
+    const record = this.#store.get(primary, { peek: true })
+    if (!record || !isVaryRecord(record.meta)) return
+    const { id, f } = record.meta.vary
+    const headers = request.raw.headers
+    const language = f.includes('accept-language') ? preferredLanguage(headers['accept-language']) : undefined
+    const read = { peek: true, claim: false }
+    // Variant and alias read together: one round trip to wait for, not two.
+    const [variant, alias] = await Promise.all([
+      fleet.get(variantKey(primary, id, f, headers, this.#o.credentialHeaders), read),
+      language === undefined ? undefined : fleet.get(variantKey(primary, id, f, headers, this.#o.credentialHeaders, language), read),
+    ])
+    if (variant || !alias || !isLanguageAlias(alias.meta) || !isVariantOf(alias.meta.variant, primary + '\n\0vary ')) return
+    await fleet.get(alias.meta.variant, read)
   }
 
   /**
@@ -344,7 +370,7 @@ class HttpCache {
   #lookupByLanguage (primary: string, id: string, fields: string[], request: FastifyRequest): Found | undefined {
     const language = preferredLanguage(request.raw.headers['accept-language'])
     if (language === undefined) return undefined
-    const alias = this.#store.get(variantKey(primary, id, fields, request.raw.headers, language), { peek: true })
+    const alias = this.#store.get(variantKey(primary, id, fields, request.raw.headers, this.#o.credentialHeaders, language), { peek: true })
     if (!alias || !isLanguageAlias(alias.meta) || !isVariantOf(alias.meta.variant, primary + '\n\0vary ')) return undefined
     const variant = this.#store.get(alias.meta.variant, { peek: true })
     if (!variant || !isResponseMeta(variant.meta)) return undefined
@@ -606,9 +632,9 @@ class HttpCache {
         id = randomUUID().slice(0, 8)
         ;(this.#fleet ?? this.#store).set(primary, EMPTY, { meta: { vary: { id, f: vary } } satisfies VaryRecord })
       }
-      key = variantKey(primary, id, vary, varyHeaders)
+      key = variantKey(primary, id, vary, varyHeaders, this.#o.credentialHeaders)
       const language = vary.includes('accept-language') ? responseLanguage(headerValue(meta.h, 'content-language')) : undefined
-      if (language !== undefined) languageAlias = { key: variantKey(primary, id, vary, varyHeaders, language), meta: { variant: key } }
+      if (language !== undefined) languageAlias = { key: variantKey(primary, id, vary, varyHeaders, this.#o.credentialHeaders, language), meta: { variant: key } }
     }
     const tags = this.#tags(meta)
     const expireAt = Date.now() + verdict.keepFor
