@@ -22,10 +22,11 @@ function session (url: string): ClientHttp2Session {
   return s
 }
 
-/** A whole HTTP/2 GET on `s`: status and body. */
-function h2get (s: ClientHttp2Session, path: string): Promise<{ status: number, body: string }> {
+/** A whole HTTP/2 request on `s` (a GET, or a POST of `upload`): status and body. */
+function h2get (s: ClientHttp2Session, path: string, upload?: string): Promise<{ status: number, body: string }> {
   return new Promise((resolve, reject) => {
-    const stream = s.request({ ':path': path })
+    const stream = s.request(upload === undefined ? { ':path': path } : { ':path': path, ':method': 'POST', 'content-type': 'text/plain' }, { endStream: upload === undefined })
+    if (upload !== undefined) stream.end(upload)
     let status = 0
     let body = ''
     stream.setEncoding('utf8')
@@ -81,17 +82,7 @@ describe('HTTP/2 apps', () => {
     expect(Date.now() - started).toBeLessThan(5000)
     await once(stalled, 'close')
     // The session serves on: a whole POST, and a handler slower than requestTimeout whose request was whole.
-    const whole = await new Promise<{ status: number, body: string }>((resolve, reject) => {
-      const stream = s.request({ ':path': '/echo', ':method': 'POST', 'content-type': 'text/plain' })
-      let status = 0
-      let body = ''
-      stream.setEncoding('utf8')
-      stream.on('response', (h) => { status = Number(h[':status']) })
-      stream.on('data', (c: string) => { body += c })
-      stream.on('end', () => resolve({ status, body }))
-      stream.on('error', reject)
-      stream.end('hello')
-    })
+    const whole = await h2get(s, '/echo', 'hello')
     expect(whole).toEqual({ status: 200, body: JSON.stringify({ received: 5 }) })
     expect(await h2get(s, '/slow?ms=1500')).toEqual({ status: 200, body: JSON.stringify({ slept: 1500 }) })
     expect(server.status()[0]!.state).toBe('ready')
