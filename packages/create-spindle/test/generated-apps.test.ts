@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { chromium, type Browser } from 'playwright-core'
+import { chromium, type Browser, type Page } from 'playwright-core'
 import { request } from 'undici'
 import { packSpindle } from './helpers/pack.ts'
 import { run, start, type Started } from './helpers/processes.ts'
@@ -75,9 +75,29 @@ async function expectReady (app: Started): Promise<void> {
   expect(ready).toMatchObject({ status: 'ready', readyWorkers: 2 })
 }
 
+/**
+ * A new page that notes every response the browser got an error status for, the icon
+ * Chromium asks for on its own (/favicon.ico, unless the page names one) included: a first
+ * visit to a new app must not meet a 404, which React Router also logs with a stack trace.
+ */
+async function newPage (): Promise<{ page: Page, failed: string[] }> {
+  const page = await browser.newPage()
+  const failed: string[] = []
+  page.on('response', (response) => { if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`) })
+  // The icon's request is the browser's own, not the page's: only the console tells of its 404.
+  page.on('console', (message) => { if (message.type() === 'error') failed.push(message.text()) })
+  return { page, failed }
+}
+
+/** Once the browser has stopped loading, no request it made got an error, and nothing was logged as one. */
+async function expectNoFailedRequests (page: Page, failed: string[]): Promise<void> {
+  await page.waitForLoadState('networkidle')
+  expect(failed).toEqual([])
+}
+
 /** Loads `path` in Chromium and clicks the counter, which only counts once React has hydrated. */
 async function expectHydrated (url: string): Promise<void> {
-  const page = await browser.newPage()
+  const { page, failed } = await newPage()
   try {
     await page.goto(url)
     // A click before React hydrates the button is lost (the load event can come first on a
@@ -87,11 +107,12 @@ async function expectHydrated (url: string): Promise<void> {
       await page.click('#counter')
       try {
         await page.waitForSelector('text=/clicked [1-9][0-9]* times/', { timeout: 500 })
-        return
+        break
       } catch (err) {
         if (Date.now() > end) throw err
       }
     }
+    await expectNoFailedRequests(page, failed)
   } finally {
     await page.close()
   }
@@ -185,6 +206,8 @@ describe('npm create spindle: each template installs, builds, starts on 2 worker
       expect(renderId(again.body)).not.toBe(id)
 
       await expectHydrated(app.url + '/')
+      // React Router logs every request no route matches, with a stack trace.
+      expect(app.output()).not.toContain('No route matches')
     } finally {
       expect(await app.stop()).toBe(0)
     }
@@ -214,11 +237,12 @@ describe('npm create spindle: each template installs, builds, starts on 2 worker
       expect(hello).toMatchObject({ hello: 'world' })
       expect(hello.thread).toBeGreaterThan(0)
 
-      const page = await browser.newPage()
+      const { page, failed } = await newPage()
       try {
         await page.goto(app.url + '/')
         await page.waitForSelector('text=/world, from worker thread \\d+/', { timeout: 15_000 })
         expect(await page.title()).toBe('fastify-app')
+        await expectNoFailedRequests(page, failed)
       } finally {
         await page.close()
       }
