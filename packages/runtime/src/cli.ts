@@ -60,7 +60,7 @@ Control server (main thread; answers even when every worker is stuck)
 
 Signals
   SIGTERM, SIGINT  readiness goes false, in-flight requests finish, exit 0 within shutdownTimeout
-                   (a second signal exits at once)
+                   (a second signal, 0.5 s or more after the first, exits at once)
   SIGHUP           rolling restart, one worker at a time
 
 Requires Node.js >= 22.22; reusePort mode needs Linux, pool mode runs on any OS.`

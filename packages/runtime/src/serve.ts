@@ -277,15 +277,27 @@ function noteSignals (): { stop: () => { signal: NodeJS.Signals | undefined, hup
   }
 }
 
+/**
+ * A stop signal this soon (ms) after the first is the same one again, not a second: a
+ * terminal's Ctrl-C reaches every process of its foreground group, and a parent that passes
+ * signals on (`node --watch`, a process manager) sends it again within milliseconds. Without
+ * the window, `node --watch … spindle dev` exited 1 at once on every Ctrl-C, skipping the
+ * drain. A person who presses Ctrl-C again to force the exit takes longer than this.
+ */
+export const SAME_SIGNAL_MS = 500
+
 function installSignals (opts: ResolvedOptions, supervisor: Supervisor, close: (signal: NodeJS.Signals) => Promise<void>, started: () => boolean): { remove: () => void, stop: (signal: NodeJS.Signals) => void } {
   if (!opts.handleSignals) return { remove: () => {}, stop: () => {} }
   let shuttingDown = false
+  let firstAt = 0
   const onStop = (signal: NodeJS.Signals): void => {
     if (shuttingDown) {
+      if (performance.now() - firstAt < SAME_SIGNAL_MS) return
       opts.logger.warn({ signal }, 'second signal: exiting now')
       process.exit(1)
     }
     shuttingDown = true
+    firstAt = performance.now()
     opts.logger.info({ signal, timeoutMs: opts.shutdownTimeout }, 'shutting down: finishing in-flight requests')
     close(signal).then(
       () => { if (opts.exitOnShutdown) process.exit(0) },

@@ -213,6 +213,31 @@ describe('spindle CLI', () => {
     expect(r.stderr()).toContain('throws-in-plugin.js')
   })
 
+  it('takes a signal sent again at once (Ctrl-C passed on by node --watch) as the same one: it drains and exits 0; a later second signal exits 1 at once', async () => {
+    const r = run(['start', fixture('app.js'), '-w', '1', '-p', '0', '-H', '127.0.0.1', '--control-port', '0', '--shutdown-timeout', '5000'])
+    const { url, control } = await started(r)
+    const slow = get(url + '/slow?ms=1500')
+    await waitFor('the request in flight', async () => (await get(control + '/status')).json().workers[0].inflight === 1)
+    r.child.kill('SIGINT')
+    r.child.kill('SIGINT')
+    expect((await slow).status).toBe(200)
+    expect(await r.exit).toBe(0)
+    expect(r.stderr()).not.toContain('second signal')
+
+    const again = run(['start', fixture('app.js'), '-w', '1', '-p', '0', '-H', '127.0.0.1', '--control-port', '0', '--shutdown-timeout', '5000'])
+    const second = await started(again)
+    const held = get(second.url + '/slow?ms=3000').catch(() => undefined)
+    await waitFor('the request in flight', async () => (await get(second.control + '/status')).json().workers[0].inflight === 1)
+    again.child.kill('SIGINT')
+    await new Promise((resolve) => setTimeout(resolve, 800))
+    const forcedAt = Date.now()
+    again.child.kill('SIGINT')
+    expect(await again.exit).toBe(1)
+    expect(Date.now() - forcedAt).toBeLessThan(1000)
+    expect(again.stderr()).toContain('second signal: exiting now')
+    await held
+  })
+
   it('starts from a config file with env overrides, prints a banner, and exits 0 on SIGTERM after in-flight requests finish', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'spindle-cli-'))
     writeFileSync(join(dir, 'spindle.config.mjs'), `export default { app: ${JSON.stringify(fixture('app.js'))}, shutdownTimeout: 5000, controlPort: 0 }\n`)
