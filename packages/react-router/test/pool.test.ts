@@ -196,14 +196,17 @@ describe('reactRouterAdapter with threads: the connection', () => {
     expect(read).toBe(64 * 1024 * 1024)
   })
 
-  it('streams a 50 MB upload through an action without holding it in the main thread', async () => {
+  it('streams a 100 MB upload through an action without holding it in the main thread', async () => {
     // Live memory of this (the main) thread, sampled after a collection: the body's chunks
     // pass through and move to the pool thread. (process.memoryUsage().arrayBuffers counts a
     // moved chunk here until the pool thread collects it, so it does not measure this thread.)
     v8.setFlagsFromString('--expose-gc')
     const gc = vm.runInNewContext('gc') as () => void
     const live = () => { gc(); const m = process.memoryUsage(); return m.heapUsed + m.external }
-    const total = 50 * 1024 * 1024
+    // Twice the 50 MB the pool must stream: the chunks moved to the pool thread but not yet
+    // swept count here for a while (below), and a body twice the bound keeps holding it
+    // apart from that noise.
+    const total = 100 * 1024 * 1024
     // The client runs in its own process, so that its buffers do not count here.
     const client = `
       const http = require('node:http')
@@ -236,9 +239,10 @@ describe('reactRouterAdapter with threads: the connection', () => {
     expect(JSON.parse(text)).toEqual({ bytes: total })
     // The JS heap stays flat; external memory also counts moved chunks until the collector
     // sweeps them (concurrently, after gc() returns), a few MB at a time, more on a busy
-    // machine (25.1 MB once in CI): well under the 50 MB that holding the body would take.
+    // machine (25.1 and 39.9 MB once each in CI): under half of the 100 MB that holding the
+    // body would take.
     expect(peakHeap).toBeLessThan(5 * 1024 * 1024)
-    expect(peak).toBeLessThan(32 * 1024 * 1024)
+    expect(peak).toBeLessThan(48 * 1024 * 1024)
   })
 
   it('a request whose client left before it reached the pool (here, waiting in the HTTP cache for the same URL) holds no slot', async () => {
