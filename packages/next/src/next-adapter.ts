@@ -16,6 +16,7 @@ import { resolveNextOptions, type NextAdapterOptions, type ResolvedNextAdapterOp
 import { boundPort, setNextPort } from './listen-port.ts'
 import { loadNext, type NextServer } from './load-next.ts'
 import { isNextHmr } from './next-hmr.ts'
+import { trackDevLeftovers } from './dev-leftovers.ts'
 import { poolRender } from './pool-render.ts'
 import { assertNextCanServe } from './request-guard.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
@@ -74,10 +75,13 @@ async function inThreadRender (fastify: FastifyInstance, opts: ResolvedNextAdapt
   // handles) and leaves unanswered what it does not take. It gets the upgrades of Fastify's
   // server for its dev HMR websocket only; the others go to the app (@spindle/runtime's hmr-upgrades.ts).
   const upgrades = hmrUpgrades(fastify.server, (req) => opts.dev && isNextHmr(app, req))
+  // Dev mode: what Next's dev server leaves running after close() (dev-leftovers.ts says why).
+  const leftovers = opts.dev ? trackDevLeftovers(opts.dir) : undefined
   const app = loadNext(opts.dir)({ dir: opts.dir, dev: opts.dev, quiet: opts.quiet, hostname: opts.hostname, port: opts.port, customServer: true, httpServer: upgrades.emitter })
   try {
     await withStandaloneConfig(standalone, () => app.prepare())
   } catch (err) {
+    await leftovers?.close()
     throw new SPINDLE_NEXT_PREPARE_FAILED(opts.dir, (err as Error).message, { cause: err })
   }
   const handle = app.getRequestHandler()
@@ -91,7 +95,10 @@ async function inThreadRender (fastify: FastifyInstance, opts: ResolvedNextAdapt
   // preClose: the HMR websockets of open tabs would keep the server from closing, and
   // onClose runs only once it has. Next itself closes last, after the requests in flight.
   fastify.addHook('preClose', async () => { upgrades.close() })
-  fastify.addHook('onClose', async () => { await app.close?.() })
+  fastify.addHook('onClose', async () => {
+    await app.close?.()
+    await leftovers?.close()
+  })
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     assertNextCanServe(request)
     const res = reply.raw

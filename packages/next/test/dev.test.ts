@@ -2,10 +2,12 @@
 // copy of the fixture (dev writes its own output and the test edits a page), placed next to
 // the fixture so `next` resolves from this package.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { upgradeRequest } from '../../runtime/test/raw-http.ts'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { request } from 'undici'
 import { nextAdapter } from '@spindle/next'
@@ -119,4 +121,41 @@ describe('nextAdapter with dev: true', () => {
     expect(Date.now() - started).toBeLessThan(5_000)
     await socketClosed
   }, 30_000)
+})
+
+describe('spindle dev with a Next.js app', () => {
+  // Next's dev server leaves its file watcher, its validation worker and Turbopack's
+  // subscriptions running after close() (src/dev-leftovers.ts): they kept the worker thread
+  // alive until shutdownTimeout terminated it, so every stop took the full 10 s.
+  it('stops well within shutdownTimeout and exits 0', async () => {
+    const copy = mkdtempSync(join(appDir, '..', '.dev-stop-'))
+    cpSync(appDir, copy, { recursive: true, filter: (src) => !src.includes(`${join(appDir, '.next')}`) })
+    const cli = fileURLToPath(new URL('../../runtime/bin/spindle.js', import.meta.url))
+    const app = fileURLToPath(new URL('./fixtures/dev-app-module.js', import.meta.url))
+    const child = spawn(process.execPath, [cli, 'dev', app, '--port', '0', '--shutdown-timeout', '10000'], {
+      cwd: copy,
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', SPINDLE_TEST_NEXT_DIR: copy },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let out = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
+    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
+    try {
+      const url = await until('spindle dev to listen', () => /^\s*url\s+(http:\/\/\S+)/m.exec(out)?.[1], 90_000)
+      // A page compiled and served, as in a browser session, which starts more of Next's dev machinery.
+      const page = await request(url + '/static')
+      expect(page.statusCode).toBe(200)
+      await page.body.text()
+      const started = Date.now()
+      child.kill('SIGTERM')
+      const [code, signal] = await exited
+      expect({ code, signal }).toEqual({ code: 0, signal: null })
+      expect(Date.now() - started).toBeLessThan(5_000)
+      expect(out).not.toContain('terminated by shutdownTimeout')
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+      rmSync(copy, { recursive: true, force: true })
+    }
+  }, 120_000)
 })
