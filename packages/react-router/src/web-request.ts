@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import { createReadableStreamFromReadable } from '@react-router/node'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { discardUnreadBody, droppedOnHttp2, http1Headers, isValidHost } from '@spindle/runtime/pool'
+import { discardUnreadBody, droppedOnHttp2, hasRepeatedHost, http1Headers, isValidHost } from '@spindle/runtime/pool'
 import { coalescedBody } from './coalesced-body.ts'
 import { SPINDLE_REACT_ROUTER_BAD_REQUEST, SPINDLE_REACT_ROUTER_URI_TOO_LONG } from './errors.ts'
 
@@ -30,10 +30,11 @@ function tooDeep (path: string): boolean {
 /**
  * The URL Fastify routed, as a URL for the app. The origin comes from Fastify's protocol and
  * host (which honour trustProxy), the path and query exactly as received. A Host that is not
- * a `host[:port]` a URL keeps as it is (isValidHost), or a path a URL parser would resolve to
- * another path, is a 400.
+ * a `host[:port]` a URL keeps as it is (isValidHost), a request with two Host lines (hasRepeatedHost),
+ * or a path a URL parser would resolve to another path, is a 400.
  */
 export function routedUrl (request: FastifyRequest): URL {
+  if (hasRepeatedHost(request.raw.rawHeaders)) throw new SPINDLE_REACT_ROUTER_BAD_REQUEST('more than one Host')
   const host = request.host
   if (!isValidHost(host)) throw new SPINDLE_REACT_ROUTER_BAD_REQUEST('invalid Host')
   const target = request.url

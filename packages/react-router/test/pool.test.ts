@@ -157,6 +157,16 @@ describe('reactRouterAdapter with threads: pages render in pool threads', () => 
     ])).toEqual([])
   })
 
+  it('answers 400 SPINDLE_REACT_ROUTER_BAD_REQUEST to a request with two Host lines, before any thread', async () => {
+    // The thread rebuilds the headers from rawHeaders, which keep both lines.
+    const port = (one.server.address() as { port: number }).port
+    for (const head of ['GET /request-headers HTTP/1.1\r\nHost: evil.test\r\nHost: shop.test\r\nConnection: close\r\n\r\n', 'GET /about.data HTTP/1.1\r\nHost: shop.test\r\nhost: shop.test\r\nConnection: close\r\n\r\n']) {
+      const answer = await rawRequest(port, head)
+      expect(answer.statusLine, head).toBe('HTTP/1.1 400 Bad Request')
+      expect(JSON.parse(answer.body).code).toBe('SPINDLE_REACT_ROUTER_BAD_REQUEST')
+    }
+  })
+
   it('answers 414 SPINDLE_REACT_ROUTER_URI_TOO_LONG to a path of more than 256 segments, before any thread', async () => {
     const answer = await rawRequest((one.server.address() as { port: number }).port, `GET /${'a/'.repeat(7000)} HTTP/1.1\r\nHost: shop.test\r\nConnection: close\r\n\r\n`)
     expect(answer.statusLine).toBe('HTTP/1.1 414 URI Too Long')

@@ -86,6 +86,20 @@ describe('the Host of the request the app renders', () => {
     // The same page for a Host a URL keeps as it is.
     expect((await raw('GET /about HTTP/1.1\r\nHost: shop.test:65535\r\n')).status).toBe(200)
   })
+
+  it('answers 400 SPINDLE_REACT_ROUTER_BAD_REQUEST to a request with two Host lines (RFC 9112 3.2), which Node would read as the first alone', async () => {
+    // A proxy in front that keeps the last Host would route or key by shop.test while the
+    // app (and the HTTP cache's key) saw evil.test.
+    for (const head of [
+      'GET /about HTTP/1.1\r\nHost: evil.test\r\nHost: shop.test\r\n',
+      'GET /about.data HTTP/1.1\r\nHost: shop.test\r\nhost: shop.test\r\n',
+      'POST /form HTTP/1.1\r\nHost: shop.test\r\nHOST: evil.test\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 8\r\n',
+    ]) {
+      const res = await raw(head, head.startsWith('POST') ? 'name=ada' : '')
+      expect(res.status, head).toBe(400)
+      expect(JSON.parse(res.body).code).toBe('SPINDLE_REACT_ROUTER_BAD_REQUEST')
+    }
+  })
 })
 
 describe('the depth of the path the app renders', () => {

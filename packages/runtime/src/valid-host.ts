@@ -1,4 +1,4 @@
-// The Host check of the framework adapters, in both modes: the host a request names goes
+// The Host checks of the framework adapters, in both modes: the host a request names goes
 // into the URL the app is given (React Router's Request, the URLs Next builds), so it must
 // be one a URL keeps as it is. RFC 3986 alone lets through hosts WHATWG URL refuses (a port
 // over 65535, `[1.2.3.4]`, `%00`, `1.2.3.256`: the URL would throw where the app's request is
@@ -20,4 +20,21 @@ export function isValidHost (host: string): boolean {
   const [, name, port] = match
   if (port !== undefined && Number(port) > MAX_PORT) return false
   return URL.parse(`http://${name!}`)?.hostname === name!.toLowerCase()
+}
+
+/**
+ * Whether a request has more than one Host field line, which RFC 9112 3.2 makes a 400. Node
+ * keeps the first in `headers` and drops the rest silently (they stay in `rawHeaders`), so
+ * the app, its hooks and the HTTP cache's key would name the first host while a proxy or CDN
+ * in front may have routed or keyed the request by the last one.
+ */
+export function hasRepeatedHost (rawHeaders: readonly string[]): boolean {
+  let seen = false
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!
+    if (name.length !== 4 || name.toLowerCase() !== 'host') continue
+    if (seen) return true
+    seen = true
+  }
+  return false
 }

@@ -5,7 +5,7 @@ export type { RequestHead, ResponseHead, PoolTask } from './protocol.ts'
 export { poolOptionProperties, POOL_DEFAULTS, poolThreadsFromEnv } from './adapter-options.ts'
 // For the adapters' requests in either mode (the Host check, a body left unread), exported
 // from the entry every adapter already loads.
-export { isValidHost } from '../valid-host.ts'
+export { hasRepeatedHost, isValidHost } from '../valid-host.ts'
 export { discardUnreadBody } from '../unread-body.ts'
 export { droppedOnHttp2 } from '../connection-headers.ts'
 export { http1Headers } from '../http2-headers.ts'
