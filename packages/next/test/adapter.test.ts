@@ -61,6 +61,25 @@ describe('nextAdapter in one Fastify process', () => {
     }
   })
 
+  it('answers 400 SPINDLE_NEXT_BAD_REQUEST, before Next runs, to a request with two Host lines, which Node would read as the first alone', async () => {
+    const { port } = new URL(base)
+    for (const request of [
+      'GET /api/url HTTP/1.1\r\nHost: app.test\r\nHost: evil.test\r\nConnection: close\r\n\r\n',
+      'POST /api/echo HTTP/1.1\r\nHost: app.test\r\nhost: evil.test\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi',
+    ]) {
+      const head = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1')
+        const chunks: Buffer[] = []
+        socket.on('data', (c: Buffer) => chunks.push(c))
+        socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')))
+        socket.on('error', reject)
+        socket.write(request)
+      })
+      expect(head.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
+      expect(head).toContain('SPINDLE_NEXT_BAD_REQUEST')
+    }
+  })
+
   it('answers 400 SPINDLE_NEXT_BAD_REQUEST, before Next runs, to a Host a URL refuses or reads as another host', async () => {
     const port = Number(new URL(base).port)
     expect(await badHostAnswers(port, 'SPINDLE_NEXT_BAD_REQUEST', (host) => [
