@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdtempSync } from 'node:fs'
-import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { FormData, request } from 'undici'
 import { nextAdapter } from '@spindle/next'
 import { appDir, buildApp } from './fixtures/build.ts'
-import { badHostAnswers } from '../../runtime/test/raw-http.ts'
+import { badHostAnswers, rawRequest } from '../../runtime/test/raw-http.ts'
 
 let fastify: FastifyInstance
 let base: string
@@ -48,16 +47,9 @@ describe('nextAdapter in one Fastify process', () => {
     // Asterisk-form and absolute-form, written byte for byte (HTTP clients send a path).
     const { port } = new URL(base)
     for (const target of ['*', 'http://other.test/api/url']) {
-      const head = await new Promise<string>((resolve, reject) => {
-        const socket = connect(Number(port), '127.0.0.1')
-        const chunks: Buffer[] = []
-        socket.on('data', (c: Buffer) => chunks.push(c))
-        socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')))
-        socket.on('error', reject)
-        socket.write(`GET ${target} HTTP/1.1\r\nhost: app.test\r\nconnection: close\r\n\r\n`)
-      })
-      expect(head.split('\r\n')[0], target).toBe('HTTP/1.1 400 Bad Request')
-      expect(head, target).toContain('SPINDLE_NEXT_BAD_REQUEST')
+      const answer = await rawRequest(Number(port), `GET ${target} HTTP/1.1\r\nhost: app.test\r\nconnection: close\r\n\r\n`)
+      expect(answer.statusLine, target).toBe('HTTP/1.1 400 Bad Request')
+      expect(answer.body, target).toContain('SPINDLE_NEXT_BAD_REQUEST')
     }
   })
 
@@ -67,16 +59,9 @@ describe('nextAdapter in one Fastify process', () => {
       'GET /api/url HTTP/1.1\r\nHost: app.test\r\nHost: evil.test\r\nConnection: close\r\n\r\n',
       'POST /api/echo HTTP/1.1\r\nHost: app.test\r\nhost: evil.test\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi',
     ]) {
-      const head = await new Promise<string>((resolve, reject) => {
-        const socket = connect(Number(port), '127.0.0.1')
-        const chunks: Buffer[] = []
-        socket.on('data', (c: Buffer) => chunks.push(c))
-        socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')))
-        socket.on('error', reject)
-        socket.write(request)
-      })
-      expect(head.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
-      expect(head).toContain('SPINDLE_NEXT_BAD_REQUEST')
+      const answer = await rawRequest(Number(port), request)
+      expect(answer.statusLine).toBe('HTTP/1.1 400 Bad Request')
+      expect(answer.body).toContain('SPINDLE_NEXT_BAD_REQUEST')
     }
   })
 
