@@ -3,7 +3,8 @@
 // a socket or a heap forever. The app's own Fastify options always win.
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions, RequestPayload } from 'fastify'
 import { Transform, type TransformCallback } from 'node:stream'
-import type { Http2Server } from 'node:http2'
+import type { Http2SecureServer, Http2Server } from 'node:http2'
+import { boundHttp1Fallback } from './http1-fallback-timeouts.ts'
 import { boundHttp2Requests } from './http2-request-timeout.ts'
 
 declare module 'fastify' {
@@ -44,6 +45,11 @@ export function guardPublicPort (app: FastifyInstance, headersTimeout = DEFAULT_
   // (Fastify keeps requestTimeout in initialConfig; its types leave it out.)
   const configured = (app.initialConfig as { requestTimeout?: number }).requestTimeout ?? 0
   if (app.initialConfig.http2 === true && configured > 0) boundHttp2Requests(app.server as unknown as Http2Server, configured)
+  // An HTTP/2 server that also speaks HTTP/1.1 (allowHTTP1) checks no timeout on those connections.
+  const https = app.initialConfig.https as { allowHTTP1?: boolean } | boolean | null | undefined
+  if (app.initialConfig.http2 === true && typeof https === 'object' && https?.allowHTTP1 === true) {
+    boundHttp1Fallback(app.server as unknown as Http2SecureServer, configured > 0 ? Math.min(headersTimeout, configured) : headersTimeout, configured)
+  }
   // Node starts its checks when the server listens, with the value it has then. An app's
   // server that checks more often is left so; an HTTP/2 server has no such checks.
   const server = app.server as { connectionsCheckingInterval?: number }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { connect, type ClientHttp2Session } from 'node:http2'
+import { connect as tlsConnect } from 'node:tls'
 import { once } from 'node:events'
 import { serve, type SpindleServer } from '@spindle/runtime'
 import { fixture, waitFor } from './helpers.ts'
@@ -85,6 +86,42 @@ describe('HTTP/2 apps', () => {
     const whole = await h2get(s, '/echo', 'hello')
     expect(whole).toEqual({ status: 200, body: JSON.stringify({ received: 5 }) })
     expect(await h2get(s, '/slow?ms=1500')).toEqual({ status: 200, body: JSON.stringify({ slept: 1500 }) })
+    expect(server.status()[0]!.state).toBe('ready')
+  })
+
+  it('over TLS with allowHTTP1, bound the HTTP/1.1 connections too: a client that trickles its headers or its body gets 408 within about a second of the timeout', async () => {
+    server = await serve({ ...base, app: fixture('http2-tls-app.js') })
+    const port = Number(new URL(server.url).port)
+    /** Writes `head` over TLS as HTTP/1.1, then one byte every 200 ms when `trickle`: the first line of the answer and how long it took. */
+    const h1 = (head: string, trickle: boolean) => new Promise<{ line: string, ms: number }>((resolve) => {
+      const started = Date.now()
+      const socket = tlsConnect({ port, host: '127.0.0.1', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] })
+      let answer = ''
+      let timer: NodeJS.Timeout | undefined
+      socket.setEncoding('latin1')
+      socket.on('data', (chunk: string) => { answer += chunk })
+      socket.on('error', () => {})
+      socket.on('close', () => { clearInterval(timer); resolve({ line: answer.split('\r\n')[0]!, ms: Date.now() - started }) })
+      socket.on('secureConnect', () => {
+        socket.write(head)
+        if (trickle) timer = setInterval(() => { if (!socket.destroyed) socket.write('a') }, 200)
+      })
+      // The test's own bound: a connection the server never cuts.
+      setTimeout(() => { socket.destroy() }, 8000).unref()
+    })
+    expect(await h1('GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n', false)).toMatchObject({ line: 'HTTP/1.1 200 OK' })
+    // requestTimeout 2000 ms, so headers within 2000 ms too; checked every second.
+    const headers = await h1('GET / HTTP/1.1\r\nHost: a.test\r\nX-Slow: ', true)
+    expect(headers.line).toBe('HTTP/1.1 408 Request Timeout')
+    expect(headers.ms).toBeLessThan(4500)
+    const body = await h1('POST /echo HTTP/1.1\r\nHost: a.test\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\n', true)
+    expect(body.line).toBe('HTTP/1.1 408 Request Timeout')
+    expect(body.ms).toBeLessThan(4500)
+    // HTTP/2 over the same port is served as before.
+    const s = connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false })
+    s.on('error', () => {})
+    sessions.push(s)
+    expect(await h2get(s, '/')).toEqual({ status: 200, body: JSON.stringify({ httpVersion: '2.0' }) })
     expect(server.status()[0]!.state).toBe('ready')
   })
 })
