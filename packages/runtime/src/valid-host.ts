@@ -11,14 +11,16 @@ const HOST = /^(\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2
 const MAX_PORT = 65_535
 
 /**
- * True when `host` is an RFC 3986 `host[:port]` with a port up to 65535 whose host WHATWG URL
- * parses back to itself (letter case aside: `App.Test` is `app.test`).
+ * True when `host` is an RFC 3986 `host[:port]` with a port up to 65535 and without leading
+ * zeros (a URL writes `:080` as `:80`, and drops it as http's default: the app would see
+ * another host than the hooks) whose host WHATWG URL parses back to itself (letter case
+ * aside: `App.Test` is `app.test`).
  */
 export function isValidHost (host: string): boolean {
   const match = HOST.exec(host)
   if (match === null) return false
   const [, name, port] = match
-  if (port !== undefined && Number(port) > MAX_PORT) return false
+  if (port !== undefined && (Number(port) > MAX_PORT || (port.length > 1 && port[0] === '0'))) return false
   return URL.parse(`http://${name!}`)?.hostname === name!.toLowerCase()
 }
 

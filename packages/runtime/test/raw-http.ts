@@ -71,7 +71,7 @@ export function postThenGet (port: number, post: string, size: number, get: stri
  * Hosts RFC 3986 allows that WHATWG URL refuses (building the app's URL would throw) or reads
  * as another host (the app would not see the host the hooks saw): the adapters answer 400.
  */
-export const HOSTS_A_URL_CHANGES = ['x:99999', 'x:65536', '[:::::]', '[1.2.3.4]', '%00', 'a%2fb', 'a%20b', '1.2.3.256', '0x1ffffffff', '0x7f.1']
+export const HOSTS_A_URL_CHANGES = ['x:99999', 'x:65536', 'x:080', 'x:00443', '[:::::]', '[1.2.3.4]', '%00', 'a%2fb', 'a%20b', '1.2.3.256', '0x1ffffffff', '0x7f.1']
 
 /**
  * Sends the requests `heads(host)` gives for each of HOSTS_A_URL_CHANGES (each with

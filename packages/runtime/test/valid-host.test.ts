@@ -15,6 +15,8 @@ describe('isValidHost: the Host check of the framework adapters', () => {
     'x:99999', 'x:65536', '[:::::]', '[1.2.3.4]', '%00', 'a%2fb', 'a%20b', '1.2.3.256', '0x1ffffffff',
     // RFC 3986, but WHATWG URL reads another host: the app would not see the host the hooks saw.
     '0x7f.1', '127.1', 'a%41', '[0::1]',
+    // A port with leading zeros, which a URL writes without them (and drops when it is the default).
+    'x:080', 'x:00443',
   ])('refuses %j', (host) => {
     expect(isValidHost(host)).toBe(false)
   })
