@@ -14,6 +14,7 @@ import { portAnswers, sampleMemory, startServer, treeCpuSeconds, waitPortFree } 
 import { CONFIG_TITLES, markdown, summarize, svgChart } from './lib/report.mjs'
 import { workloads } from './lib/workloads.mjs'
 import { benchArgs } from './lib/args.mjs'
+import { roundOrder } from './lib/round-order.mjs'
 
 /** The version of every framework and peer measured, as installed for this run. */
 function versions () {
@@ -60,7 +61,7 @@ const list = (s, known, what) => s.split(',').map((x) => x.trim()).filter(Boolea
 })
 const selected = list(values.workloads, Object.keys(workloads), 'workload')
 const configs = list(values.configs, Object.keys(CONFIG_TITLES), 'configuration')
-// The single process runs first in each round: its capacity sets the open-loop rate.
+// The single process runs first in the first round: its capacity sets the open-loop rate.
 configs.sort((a, b) => (a === 'single' ? -1 : b === 'single' ? 1 : 0))
 const num = (name) => {
   const v = Number(values[name])
@@ -102,7 +103,7 @@ for (let round = 1; round <= opts.rounds && !outOfTime; round++) {
     const block = results[name]
     if (block.skipped) continue
     const wl = workloads[name]
-    for (const config of configs) {
+    for (const config of roundOrder(configs, round)) {
       if (Date.now() - startedAt > opts.maxMs) { outOfTime = true; log('time budget used up: reporting what was measured'); break }
       block.configs[config] ??= {}
       const entry = block.configs[config]

@@ -15,6 +15,7 @@ import { closedLoop } from './lib/closed-loop.mjs'
 import { startServer, treeCpuSeconds, waitPortFree } from './lib/processes.mjs'
 import { median } from './lib/stats.mjs'
 import { benchArgs } from './lib/args.mjs'
+import { roundOrder } from './lib/round-order.mjs'
 
 const { values } = benchArgs({
   options: {
@@ -44,7 +45,7 @@ const url = `http://127.0.0.1:${port}/`
 const out = Object.fromEntries(Object.keys(variants).map((k) => [k, []]))
 const cpuPerRequest = Object.fromEntries(Object.keys(variants).map((k) => [k, []]))
 for (let round = 1; round <= Number(values.rounds); round++) {
-  for (const [name, v] of Object.entries(variants)) {
+  for (const [name, v] of roundOrder(Object.entries(variants), round)) {
     await waitPortFree(port)
     const server = await startServer({ ...pinned(v.args), cwd: fileURLToPath(new URL('.', import.meta.url)), env: { ...v.env, PORT: String(port), HOST: '127.0.0.1' }, readyUrl: url })
     try {

@@ -10,6 +10,7 @@ import { startServer, waitPortFree } from './lib/processes.mjs'
 import { median } from './lib/stats.mjs'
 import { workloads } from './lib/workloads.mjs'
 import { benchArgs } from './lib/args.mjs'
+import { roundOrder } from './lib/round-order.mjs'
 
 const { values } = benchArgs({
   options: {
@@ -35,7 +36,7 @@ for (const name of values.workloads.split(',')) {
   if (missing) { process.stderr.write(`${name}: skipped, ${missing}\n`); continue }
   out[name] = { A: [], B: [], A503: [], B503: [] }
   for (let round = 1; round <= Number(values.rounds); round++) {
-    for (const [variant, extra] of Object.entries(variants)) {
+    for (const [variant, extra] of roundOrder(Object.entries(variants), round)) {
       const spec = wl.launch('spindle', { workers: Number(values.workers), port, workDir })
       // The harness starts Spindle with --no-shedding; each variant says what it wants.
       spec.args = spec.args.filter((a) => a !== '--no-shedding').concat(extra)

@@ -52,7 +52,7 @@ export function summarize (runs) {
 export function markdown ({ results, meta }) {
   const out = [`# Spindle benchmark: ${meta.date}`, '', `Machine: ${meta.cpus} × ${meta.cpuModel}, Node.js ${meta.node}. ` +
     (meta.versions ? `Versions: ${Object.entries(meta.versions).map(([k, v]) => `${k} ${v}`).join(', ')}. ` : '') +
-    `${meta.workers} workers/instances per multi-process configuration; ${meta.rounds} rounds, configurations alternating round by round; ` +
+    `${meta.workers} workers/instances per multi-process configuration; ${meta.rounds} rounds, configurations alternating round by round, every other round in reverse order; ` +
     `closed loop: autocannon, ${meta.connections} connections, ${meta.duration} s; open loop: constant arrival rate at ${meta.openFactor}× the single process's capacity, ${meta.duration} s, 5 s client timeout. ` +
     'Medians over rounds (min–max of req/s). The load generator shares the machine\'s cores with the server. ' +
     'Memory: resident set of the server\'s whole process tree sampled every 0.5 s under the closed loop, median over the run; RSS sums each process (shared pages counted once per process), PSS splits shared pages among the processes that map them.', '']
