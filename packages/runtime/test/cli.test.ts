@@ -75,6 +75,20 @@ describe('spindle CLI', () => {
     expect(await r.exit).toBe(0)
   })
 
+  it('runs the app with NODE_ENV=production when it is unset, as next start and react-router-serve do, and keeps a value that is set', async () => {
+    // Unset, React (and any library that reads NODE_ENV) would run its development build:
+    // 2-4 times the CPU per page.
+    const unset = run(['start', fixture('app.js'), '-w', '1', '-p', '0', '-H', '127.0.0.1', '--control-port', '0'], { env: { NODE_ENV: '' } })
+    const { url } = await started(unset)
+    expect((await get(url + '/env?name=NODE_ENV')).json()).toEqual({ value: 'production' })
+    unset.child.kill('SIGTERM')
+    expect(await unset.exit).toBe(0)
+    const set = run(['start', fixture('app.js'), '-w', '1', '-p', '0', '-H', '127.0.0.1', '--control-port', '0'], { env: { NODE_ENV: 'staging' } })
+    expect((await get((await started(set)).url + '/env?name=NODE_ENV')).json()).toEqual({ value: 'staging' })
+    set.child.kill('SIGTERM')
+    expect(await set.exit).toBe(0)
+  })
+
   it('keeps a SPINDLE_POOL_THREADS left in its own environment from reusePort workers, and says so', async () => {
     const r = run(['start', fixture('app.js'), '--mode', 'reusePort', '-w', '1', '-p', '0', '-H', '127.0.0.1', '--control-port', '0'], { env: { SPINDLE_POOL_THREADS: '3' } })
     const { url } = await started(r)
