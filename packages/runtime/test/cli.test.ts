@@ -76,8 +76,8 @@ describe('spindle CLI', () => {
   })
 
   it('runs the app with NODE_ENV=production when it is unset, as next start and react-router-serve do, and keeps a value that is set', async () => {
-    // Unset, React (and any library that reads NODE_ENV) would run its development build:
-    // 2-4 times the CPU per page.
+    // Unset, React (and any library that reads NODE_ENV) would run its development build,
+    // at twice the CPU per page.
     const unset = run(['start', fixture('app.js'), '-w', '1', '-p', '0', '-H', '127.0.0.1', '--control-port', '0'], { env: { NODE_ENV: '' } })
     const { url } = await started(unset)
     expect((await get(url + '/env?name=NODE_ENV')).json()).toEqual({ value: 'production' })
