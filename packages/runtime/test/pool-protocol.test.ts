@@ -2,12 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { existsSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import Fastify, { type FastifyInstance } from 'fastify'
+import { once } from 'node:events'
+import { connect } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { request } from 'undici'
 import { RenderPool, renderPoolStats, requestHead } from '@spindle/runtime/pool'
 import { fixture, waitFor } from './helpers.ts'
 import { connect as connectH2 } from 'node:http2'
-import { h2Get } from './raw-http.ts'
+import { h2Get, headerValues, rawRequest } from './raw-http.ts'
 
 // The main thread's side of the pool protocol, against a pool thread without a framework
 // (fixtures/pool-thread-heads.mjs) that answers with heads an app may write.
@@ -76,6 +79,99 @@ describe('render pool: heads the main thread cannot send as they are', () => {
     const res = await get('/no-type')
     expect(res.body).toBe('plain')
     expect(res.headers['content-type']).toBeUndefined()
+  })
+})
+
+describe('render pool: heads of a Web handler', () => {
+  // A pool thread that answers through serveWebTask, as React Router's does, with a server
+  // that runs it on routes with and without an onSend hook.
+  const entry = join(tmpdir(), `spindle-pool-web-heads-${process.pid}.mjs`)
+  let server: FastifyInstance
+  let webPool: RenderPool
+  let port: number
+
+  beforeAll(async () => {
+    writeFileSync(entry, `import { poolTask, serveWebTask, signalReady } from ${JSON.stringify(new URL('../dist/pool/thread.js', import.meta.url).href)}
+signalReady()
+export default poolTask((task) => serveWebTask(task, async (request) => {
+  const path = new URL(request.url).pathname
+  if (path.endsWith('/no-content')) return new Response(null, { status: 204, headers: { 'content-type': 'text/plain', etag: '"e"' } })
+  if (path.endsWith('-length')) {
+    // 'hello world' in two turns, under a Content-Length of 5 or 100.
+    const parts = ['hello', ' world']
+    const body = new ReadableStream({
+      async pull (controller) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        const part = parts.shift()
+        if (part) controller.enqueue(new TextEncoder().encode(part))
+        else controller.close()
+      },
+    })
+    return new Response(body, { headers: { 'content-type': 'text/plain', 'content-length': path.endsWith('/short-length') ? '5' : '100' } })
+  }
+  // A Web Response takes control characters in a header value; Node refuses to write them.
+  const made = path.endsWith('/made-it')
+  return new Response('body', { status: made ? 201 : 200, statusText: made ? 'Made It' : '', headers: { 'content-type': 'text/plain', 'x-bad': 'a\\x01b', 'set-cookie': 'a=1' } })
+}))
+`)
+    server = Fastify({ logger: false })
+    webPool = await RenderPool.start({ filename: entry, threads: 1, concurrency: 1, options: {}, shared: {}, maxBacklog: 1000, hangTimeout: 0, startTimeout: 20_000, log: server.log })
+    const render = async (req: FastifyRequest, reply: FastifyReply) => {
+      await webPool.dispatch(req, reply, requestHead(req, `http://127.0.0.1${req.url}`))
+      return reply
+    }
+    server.get('/*', render)
+    await server.register(async (scope) => {
+      scope.addHook('onSend', async (_req, _reply, payload) => payload)
+      scope.get('/hooked/*', render)
+    })
+    await server.listen({ port: 0, host: '127.0.0.1' })
+    port = (server.server.address() as { port: number }).port
+  }, 60_000)
+
+  afterAll(async () => {
+    await server?.close()
+    await webPool?.close()
+    rmSync(entry, { force: true })
+  })
+
+  const answer = (path: string) => rawRequest(port, `GET ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n`)
+
+  it('a header value Node refuses gets 502 without the app\'s headers, with or without an onSend hook, and the standard reason phrase ("502 OK" before)', async () => {
+    for (const path of ['/ok', '/made-it', '/hooked/ok', '/hooked/made-it']) {
+      const res = await answer(path)
+      // Node checks the head only as it writes it, after the onSend hooks.
+      expect(res.statusLine, path).toBe('HTTP/1.1 502 Bad Gateway')
+      expect(JSON.parse(res.body).code, path).toBe('SPINDLE_RUNTIME_POOL_BAD_RESPONSE')
+      expect(res.headers.map(([name]) => name), path).not.toContain('set-cookie')
+    }
+  })
+
+  it('a streamed body that does not match the app\'s Content-Length cuts the connection: no byte past it, no next response read as its rest', async () => {
+    for (const path of ['/short-length', '/long-length', '/hooked/short-length', '/hooked/long-length']) {
+      // A second request pipelined behind it: its answer must not be sent on this connection.
+      const socket = connect(port, '127.0.0.1')
+      let text = ''
+      socket.on('data', (chunk: Buffer) => { text += chunk.toString('latin1') })
+      socket.write(`GET ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\nGET /ok HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n`)
+      const closed = await Promise.race([once(socket, 'close').then(() => true), sleep(5000).then(() => false)])
+      socket.destroy()
+      expect(closed, path).toBe(true)
+      // Longer: not a byte past the 5 it declared. Shorter: its bytes, then the end of the connection.
+      if (path.endsWith('/short-length')) expect(text, path).not.toContain('world')
+      // At most its own head (it may have left with the first bytes): never the next request's.
+      expect((text.match(/HTTP\/1\.1 \d{3}/g) ?? []).length, path).toBeLessThanOrEqual(1)
+    }
+    await waitFor('the slots to come back', () => busy() === 0, 2000)
+  })
+
+  it('a 204 keeps the app\'s Content-Type, as in Fastify\'s thread', async () => {
+    for (const path of ['/no-content', '/hooked/no-content']) {
+      const res = await answer(path)
+      expect(res.statusLine, path).toBe('HTTP/1.1 204 No Content')
+      expect(headerValues(res, 'content-type'), path).toEqual(['text/plain'])
+      expect(headerValues(res, 'etag'), path).toEqual(['"e"'])
+    }
   })
 })
 

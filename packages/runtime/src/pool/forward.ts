@@ -1,6 +1,7 @@
 // Main thread side of one request sent to a pool thread: its MessageChannel, the request
 // body pumped out against the thread's credits, and the response streamed into Fastify's
 // reply as a Readable, so hooks (onSend, compression, the HTTP cache) see a normal reply.
+import { validateHeaderValue } from 'node:http'
 import { Readable } from 'node:stream'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -22,17 +23,27 @@ export type ForwardOutcome = 'ok' | 'aborted' | 'crashed'
  */
 const CREDIT_BATCH = WINDOW / 2
 
-/** The response body as it arrives; credits go back as the client's socket takes the chunks. */
+/**
+ * The response body as it arrives; credits go back as the client's socket takes the chunks.
+ * A body longer or shorter than the app's own Content-Length throws (the caller answers 502,
+ * or cuts the connection once Fastify has the body): Node would write it as it is, and a
+ * keep-alive client or a proxy would read the surplus as the next response, or the next
+ * response as the rest of this one (an app that copies an upstream's Content-Length onto
+ * the body that fetch() decompressed).
+ */
 class ThreadResponse extends Readable {
   readonly #port: MessagePort
   /** Where the chunks' buffers are collected to be freed once written (release.ts), if they may be. */
   readonly #owned: ArrayBuffer[] | undefined
+  /** Bytes of the app's Content-Length still to come; undefined where none binds the body. */
+  #left: number | undefined
   #owed = 0
 
-  constructor (port: MessagePort, owned: ArrayBuffer[] | undefined) {
+  constructor (port: MessagePort, owned: ArrayBuffer[] | undefined, declared: number | undefined) {
     super({ highWaterMark: CHUNK_BYTES })
     this.#port = port
     this.#owned = owned
+    this.#left = declared
   }
 
   override _read (): void {
@@ -41,11 +52,26 @@ class ThreadResponse extends Readable {
 
   /** A chunk arrived; `last`: the thread sends no more, so no credit is owed for it. */
   add (b: ArrayBuffer, last: boolean): void {
+    this.#count(b.byteLength, last)
     this.#owned?.push(b)
     const room = this.push(Buffer.from(b))
     if (last) { this.push(null); return }
     this.#owed++
     if (room && this.#owed >= CREDIT_BATCH) this.#grant()
+  }
+
+  /** The thread sends no more. */
+  end (): void {
+    this.#count(0, true)
+    this.push(null)
+  }
+
+  #count (bytes: number, last: boolean): void {
+    if (this.#left === undefined) return
+    this.#left -= bytes
+    if (this.#left < 0 || (last && this.#left > 0)) {
+      throw new Error(`the app's body does not match its Content-Length (${this.#left < 0 ? 'longer' : 'shorter'})`)
+    }
   }
 
   #grant (): void {
@@ -69,6 +95,10 @@ function applyHead (reply: FastifyReply, head: ResponseHead): void {
     // No trailer crosses the port, so none is announced (and Node refuses a Trailer header
     // on a response with a Content-Length, which a whole page is sent with).
     if (name === 'trailer' || droppedOnHttp2(reply.request.raw.httpVersionMajor, name)) continue
+    // A Web Response takes control characters in a value that Node refuses to write. Node
+    // checks only as it writes the head, which an onSend hook puts off past this call (the
+    // client would get Fastify's 500 with the app's other headers): checked here instead.
+    validateHeaderValue(name, value)
     const seen = values.get(name)
     if (seen === undefined) values.set(name, value)
     else if (typeof seen === 'string') values.set(name, [seen, value])
@@ -77,6 +107,19 @@ function applyHead (reply: FastifyReply, head: ResponseHead): void {
   for (const [name, value] of values) reply.header(name, value)
   // An event stream's head leaves at once (an EventSource opens on it), not with its first event.
   if (/^text\/event-stream\b/i.test(String(values.get('content-type') ?? ''))) reply.raw.once('pipe', () => { reply.raw.flushHeaders() })
+}
+
+/**
+ * The app's Content-Length where Node writes a body after the head (not for HEAD, 1xx, 204
+ * or 304), else undefined.
+ */
+function declaredLength (reply: FastifyReply): number | undefined {
+  const status = reply.statusCode
+  if (reply.request.method === 'HEAD' || status < 200 || status === 204 || status === 304) return undefined
+  const value = reply.getHeader('content-length')
+  if (typeof value !== 'string' && typeof value !== 'number') return undefined
+  const length = Number(value)
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined
 }
 
 /**
@@ -122,18 +165,24 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
   }
 
   /**
-   * The app's head could not be sent (a status Fastify refuses, a header Node refuses): the
-   * render is stopped and the client gets a 502, or a cut connection if bytes left already.
+   * The app's response could not be sent (a status Fastify refuses, a header Node refuses, a
+   * body that does not match its Content-Length): the render is stopped and the client gets
+   * a 502, or a cut connection once the body was handed to Fastify.
    */
   const refuseHead = (err: Error): void => {
-    reportPoolEvent(request.log, 'error', reply.raw.headersSent ? "the app's response could not be sent: connection cut" : "the app's response head cannot be sent: answered 502", { err })
+    // Once Fastify has the body (`response`), no other answer can follow, though its head may not have left.
+    const cut = reply.raw.headersSent || response !== undefined
+    reportPoolEvent(request.log, 'error', cut ? "the app's response could not be sent: connection cut" : "the app's response head cannot be sent: answered 502", { err })
     if (!ended) port.postMessage({ t: 'abort' } satisfies ToThread)
     finish()
     response?.destroy(err)
-    if (reply.raw.headersSent) reply.raw.destroy()
+    if (cut) reply.raw.destroy()
     else if (!reply.sent) {
-      // None of the app's head goes out with the 502 (a Set-Cookie of a failed answer least of all).
+      // None of the app's head goes out with the 502 (a Set-Cookie of a failed answer least of
+      // all), nor its reason phrase: the app's own, or the one Node set for the app's status
+      // before it refused a header ('502 OK'). Empty, Node writes the standard one.
       for (const name of Object.keys(reply.getHeaders())) reply.removeHeader(name)
+      reply.raw.statusMessage = ''
       reply.code(502).send(new SPINDLE_RUNTIME_POOL_BAD_RESPONSE())
     }
     resolveReplied()
@@ -151,6 +200,14 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
     switch (message.t) {
       case 'head': {
         applyHead(reply, message.head)
+        if (message.end && !message.b) {
+          // No body: sent as Fastify's thread sends a Response without one. Handed an empty
+          // stream, Fastify would drop a 204's Content-Type and send a 200 chunked.
+          finish()
+          reply.send()
+          resolveReplied()
+          break
+        }
         const owned = buffersFreedWhenWritten(request, reply)
         // Whole already: one buffer. Fastify would give a Buffer without a Content-Type
         // application/octet-stream, so a head without one takes the stream path (no type,
@@ -163,11 +220,11 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
           resolveReplied()
           break
         }
-        response = new ThreadResponse(port, owned)
-        if (message.b) response.add(message.b, message.end === true)
-        else if (message.end) response.push(null)
+        const body = new ThreadResponse(port, owned, declaredLength(reply))
+        if (message.b) body.add(message.b, message.end === true)
         if (message.end) finish()
-        reply.send(response)
+        reply.send(body)
+        response = body
         resolveReplied()
         break
       }
@@ -175,7 +232,7 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
         response?.add(message.b, message.end === true)
         if (message.end) finish()
         break
-      case 'end': response?.push(null); finish(); break
+      case 'end': finish(); response?.end(); break
       case 'credit':
         credit += message.n
         if (credit > 0 && raw.isPaused() && !gone) raw.resume()
