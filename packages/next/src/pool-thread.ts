@@ -66,14 +66,32 @@ async function serve (task: PoolTask): Promise<TaskResult> {
     rawHeaders = [...rawHeaders, 'x-forwarded-proto', proto]
   }
   const hasUserAgent = headers['user-agent'] !== undefined
+  // A client that left, before Next wrote its head as after: Next sees its response close
+  // and aborts the render. Tied when Next gets the response, not when its head comes: a
+  // route that streams once its data is ready would otherwise stream on for no one.
+  let stop: (() => void) | undefined
   // light-my-request makes a request like Node's, with two liberties taken back here: a
   // User-Agent of its own where the client sent none, and a target it parsed.
   const dispatch = (req: IncomingMessage, res: ServerResponse) => {
     req.url = target
     req.rawHeaders = rawHeaders
     if (!hasUserAgent) delete req.headers['user-agent']
+    stop = () => { res.destroy() }
+    // Gone before Next started: nothing to render.
+    if (channel.signal.aborted) { stop(); return }
+    channel.signal.addEventListener('abort', stop, { once: true })
     return handle(req, res)
   }
+  try {
+    return await respond(channel, dispatch, target, headers)
+  } finally {
+    if (stop) channel.signal.removeEventListener('abort', stop)
+  }
+}
+
+/** Runs Next on the request and streams its response back. */
+async function respond (channel: TaskChannel, dispatch: (req: IncomingMessage, res: ServerResponse) => unknown, target: string, headers: Record<string, string | string[]>): Promise<TaskResult> {
+  const { head } = channel
   let response: InjectResponse
   try {
     response = await inject(dispatch as never, {
@@ -88,9 +106,6 @@ async function serve (task: PoolTask): Promise<TaskResult> {
     channel.fail(err)
     return undefined
   }
-  // A client that left: Next sees its response close and aborts the render.
-  const stop = () => { response.raw.res.destroy() }
-  channel.signal.addEventListener('abort', stop, { once: true })
   const pairs: Array<[string, string]> = []
   for (const [name, value] of Object.entries(response.headers)) {
     if (value === undefined || HOP_BY_HOP.has(name)) continue
@@ -107,8 +122,6 @@ async function serve (task: PoolTask): Promise<TaskResult> {
   } catch (err) {
     channel.fail(err)
     return undefined
-  } finally {
-    channel.signal.removeEventListener('abort', stop)
   }
 }
 

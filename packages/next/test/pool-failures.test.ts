@@ -7,8 +7,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify, { type FastifyInstance } from 'fastify'
+import { connect } from 'node:net'
 import { request } from 'undici'
 import { nextAdapter } from '@spindle/next'
+import { renderPoolStats } from '@spindle/runtime/pool'
 import { appDir, buildApp } from './fixtures/build.ts'
 
 const tmp = mkdtempSync(join(tmpdir(), 'spindle-next-pool-'))
@@ -77,6 +79,27 @@ describe('nextAdapter with threads: failures', () => {
     expect(after.length).toBeLessThan(30)
     // The slot was given back: the pool still serves.
     expect((await get('/api/thread')).status).toBe(200)
+  })
+
+  it('stops a route handler in the pool thread when the client leaves before its head was written', async () => {
+    rmSync(ticksLog, { force: true })
+    // /api/ticks writes its head with its first tick, 50 ms in: the client leaves as soon as
+    // the request runs on a pool thread, well before that.
+    const socket = connect(Number(new URL(base).port), '127.0.0.1')
+    socket.on('error', () => {})
+    socket.write('GET /api/ticks HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n')
+    const busy = () => renderPoolStats().reduce((n, s) => n + s.busy, 0)
+    for (let i = 0; i < 5000 && busy() === 0; i++) await new Promise((resolve) => setImmediate(resolve))
+    socket.destroy()
+    let log: string[] = []
+    for (let i = 0; i < 40 && !log.includes('cancelled'); i++) {
+      await sleep(50)
+      log = ticks()
+    }
+    expect(log).toContain('cancelled')
+    await sleep(300)
+    expect(ticks().at(-1)).toBe('cancelled')
+    expect(ticks().length).toBeLessThan(10)
   })
 
   it('holds a fast render back to a slow client: back-pressure from the socket to Next', async () => {
