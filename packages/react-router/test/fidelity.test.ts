@@ -10,6 +10,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { request } from 'undici'
 import { reactRouterAdapter } from '@spindle/react-router'
 import { buildApp, serverBuild } from './fixtures/build.ts'
+import { renderPoolStats } from '@spindle/runtime/pool'
 import { headerValues, rawRequest } from '../../runtime/test/raw-http.ts'
 
 const servers: Record<string, { fastify: FastifyInstance, port: number }> = {}
@@ -89,5 +90,27 @@ describe('reactRouterAdapter in Fastify\'s thread and in pool threads', () => {
     expect(answers).toEqual(Array(8).fill(200))
     // Two at a time would take four naps (3.2 s).
     expect(Date.now() - started).toBeLessThan(2400)
+  })
+
+  it('in pool mode, keeps as many loaders that wait on I/O running as keep the threads busy, not one more per poll', async () => {
+    const { port } = servers['threads: 1']!
+    // The pool of 'threads: 1': one thread, two slots.
+    const pool = () => renderPoolStats().find((p) => p.threads === 1 && p.capacity === 2)!
+    let most = 0
+    const watch = setInterval(() => { most = Math.max(most, pool().busy) }, 5)
+    try {
+      const answers = await Promise.all(Array.from({ length: 100 }, async () => {
+        const res = await request(`http://127.0.0.1:${port}/nap?ms=100`)
+        await res.body.text()
+        return res.statusCode
+      }))
+      expect(answers).toEqual(Array(100).fill(200))
+    } finally {
+      clearInterval(watch)
+    }
+    // Growing by one a poll (10 ms) while the thread idles and keeping what it reached: past
+    // 25. Starting one more a poll and falling back to the two slots at every end held about
+    // as many as the polls a nap lasts (10) beyond the slots.
+    expect(most).toBeGreaterThanOrEqual(25)
   })
 })

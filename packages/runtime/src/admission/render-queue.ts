@@ -3,12 +3,12 @@
 // wait. This file owns the event loop's side: replies, sockets, timers and the loop's idle
 // time; the decisions are the controller's.
 //
-// How many run at once: two (a render that yields between its stages, or waits for its
-// client to read a large response, leaves gaps the second one fills), one while the
-// controller sheds (outside a retry storm: a page served then takes one render's time, not
-// two side by side, and one waits so the loop never idles between them), and one more
-// whenever the event loop idled in the last poll (the running renders wait for I/O, not for
-// the CPU). A turn of the event loop starts two renders, more only for TURN_MS, and the
+// How many run at once: at least two (a render that yields between its stages, or waits for
+// its client to read a large response, leaves gaps the second one fills), at least one while
+// the controller sheds (outside a retry storm: a page served then takes one render's time,
+// not two side by side, and one waits so the loop never idles between them), and more while
+// the event loop idles with renders waiting (they wait for I/O, not for the CPU; the limit
+// is render-limit.ts's). A turn of the event loop starts two renders, more only for TURN_MS, and the
 // rest at its end, so the loop polls (and accepts new connections) between them. An
 // overload's queue is cut oldest first; each end reports the loop's busy time, from which
 // the controller measures the thread's pace.
@@ -16,6 +16,7 @@ import type { FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 import { type AdmissionController, type AdmissionState, LONG_LIVED } from './controller.ts'
+import { RenderLimit } from './render-limit.ts'
 import { firstOnConnection, isPaced, isRetry, markAnswered, type ShedSocket } from './retry.ts'
 import { kStartedAt, type Stamped } from './stamps.ts'
 
@@ -26,7 +27,7 @@ import { kStartedAt, type Stamped } from './stamps.ts'
  */
 export const loopActiveMs = (): number => performance.eventLoopUtilization().active
 
-/** Renders that run at once without the loop having idled. */
+/** Renders that run at once without the loop having idled (the limit's floor outside shedding). */
 const MIN_RUNNING = 2
 /**
  * ms of renders one turn of the event loop may start beyond its first MIN_RUNNING before the
@@ -36,10 +37,8 @@ const MIN_RUNNING = 2
  * turns were bounded: renders that wait for I/O (Next.js pages) start as before.
  */
 const TURN_MS = 4
-/** How often, in ms, a non-empty queue checks whether the loop has idle time. */
+/** How often, in ms, a non-empty queue judges the render limit on the loop's idle time. */
 const POLL = 2
-/** Share of the last poll interval the loop must have idled for another render to start. */
-const IDLE_TO_START = 0.25
 
 /**
  * The thread's busy time so far, in ms: its CPU time (user and system) where Node.js reports
@@ -77,6 +76,7 @@ export class RenderQueue {
   readonly #report: (state: AdmissionState) => void
   /** Running renders, in start order, with their start time. */
   readonly #running = new Map<ServerResponse, number>()
+  readonly #limit = new RenderLimit()
   #queue: Waiting[] = []
   #head = 0
   #timer: NodeJS.Timeout | undefined
@@ -120,7 +120,7 @@ export class RenderQueue {
       // and the rolling-restart benchmark then shed 33-58 of 1,610 Next.js pages.
       const serviceMs = now - startedAt
       self.#controller.finished(now, serviceMs, self.queued, serviceMs < READ_BUSY_FROM_MS ? NaN : busyMs())
-      self.#next(now, false)
+      self.#next(now)
     }
   }
 
@@ -143,7 +143,7 @@ export class RenderQueue {
   admit (reply: FastifyReply, start: Start, arrived: number, now: number): 'backlog' | 'overload' | undefined {
     const c = this.#controller
     const socket = reply.raw.socket as ShedSocket | null
-    const verdict = c.arrive(now, this.queued, this.#running.size, this.#capacity(), firstOnConnection(socket), isRetry(socket, now), isPaced(socket, now))
+    const verdict = c.arrive(now, this.queued, this.#running.size, this.#capacity(now), firstOnConnection(socket), isRetry(socket, now), isPaced(socket, now))
     this.#noteState()
     const shed = this.#shed
     if (shed) {
@@ -159,7 +159,7 @@ export class RenderQueue {
     // HTTP cache's coalescing): nothing to render for, and its response's 'close' has fired
     // already, so a render started now would count as running until it turned long-lived.
     if (reply.raw.destroyed) return undefined
-    if (this.queued === 0 && this.#running.size < this.#capacity() && this.#turnHasRoom(now)) {
+    if (this.queued === 0 && this.#running.size < this.#capacity(now) && this.#turnHasRoom(now)) {
       this.#start(reply, start, arrived, now)
       return undefined
     }
@@ -168,9 +168,14 @@ export class RenderQueue {
     return undefined
   }
 
-  #capacity (): number {
-    // The loop-idle rule still starts more for renders that wait on I/O.
+  /** The renders the floor of this state allows: one while shedding, else MIN_RUNNING. */
+  #floor (): number {
     return this.#controller.oneAtATime ? 1 : MIN_RUNNING
+  }
+
+  /** How many renders may run at once now (render-limit.ts). */
+  #capacity (now: number): number {
+    return this.#limit.value(this.#floor(), now)
   }
 
   #noteState (): void {
@@ -203,10 +208,11 @@ export class RenderQueue {
     start()
   }
 
-  /** Starts queued renders while there is room; `idle`: the loop idled since the last poll. */
-  #next (now: number, idle: boolean): void {
+  /** Starts queued renders while there is room. */
+  #next (now: number): void {
+    const capacity = this.#capacity(now)
     while (this.#head < this.#queue.length) {
-      if (!idle && (this.#running.size >= this.#capacity() || !this.#turnHasRoom(performance.now()))) break
+      if (this.#running.size >= capacity || !this.#turnHasRoom(performance.now())) break
       const w = this.#queue[this.#head]!
       this.#queue[this.#head++] = undefined as unknown as Waiting
       // An injected request (a worker's warm-up) has a mock socket without `destroyed`.
@@ -217,7 +223,6 @@ export class RenderQueue {
         continue
       }
       this.#start(w.reply, w.start, w.arrived, now)
-      idle = false
     }
     if (this.#head === this.#queue.length) { this.#queue = []; this.#head = 0 } else if (this.#head > 1024) {
       this.#queue = this.#queue.slice(this.#head)
@@ -247,7 +252,7 @@ export class RenderQueue {
   /** The end of a turn in which renders started (its check phase): the queue's oldest start now, in a new turn. */
   readonly #turnEnd = (): void => {
     this.#turnTimer = undefined
-    this.#next(performance.now(), false)
+    this.#next(performance.now())
   }
 
   /** While renders wait, look every few ms whether the loop has spare time for one more. */
@@ -269,7 +274,8 @@ export class RenderQueue {
       this.#running.delete(res)
       this.#controller.finished(now, Infinity)
     }
-    this.#next(now, d.idle >= IDLE_TO_START * (d.idle + d.active))
+    this.#limit.judge(d.idle / (d.idle + d.active), this.#running.size, this.#floor(), now)
+    this.#next(now)
     if (this.queued > 0) this.#poll()
   }
 }

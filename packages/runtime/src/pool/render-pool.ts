@@ -8,8 +8,9 @@
 // A slot is a share of a thread's CPU, so two kinds of request stop holding one, as in a
 // worker's render queue (../admission/render-queue.ts): one that has run for LONG_LIVED ms
 // (an event stream, a slow download: it no longer counts), and, while requests wait and
-// every slot is taken, the threads idling for IDLE_TO_START of a poll (the running requests
-// wait for I/O, a loader's fetch or an open stream, not for the CPU): then one more starts.
+// every slot is taken, the threads idle (the running requests wait for I/O, a loader's fetch
+// or an open stream, not for the CPU): then the slots grow, one a poll, and shrink back as
+// the threads turn busy (../admission/render-limit.ts).
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 import { isMainThread, resourceLimits, workerData, type Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
@@ -23,12 +24,11 @@ import { HangWatch } from './hang-watch.ts'
 import { countRenderPool } from './presence.ts'
 import { BEAT_INTERVAL, isThreadReady, type PoolThreadData, type RequestHead } from './protocol.ts'
 import { LONG_LIVED } from '../admission/controller.ts'
+import { RenderLimit } from '../admission/render-limit.ts'
 import { defaultYoungGenerationMb, workerYoungGenerationMb } from '../v8-young.ts'
 
-/** ms between checks of the threads' idle time while requests wait and every slot is taken. */
+/** ms between judgements of the render limit on the threads' idle time while requests wait and every slot is taken. */
 const POLL = 10
-/** Mean share of the last poll the pool threads idled for one more request to start beyond the slots. */
-const IDLE_TO_START = 0.25
 /**
  * piscina's cap on one thread's tasks: only a backstop, the slots above decide. Requests
  * started on idle time, and long-lived ones, run beyond `concurrency`.
@@ -106,6 +106,8 @@ export class RenderPool {
   /** undefined: every request waits for its slot, however long. */
   readonly #admission: AdmissionGate | undefined
   readonly #capacity: number
+  /** How far beyond `#capacity` requests run while the threads idle (renders that wait for I/O). */
+  readonly #limit = new RenderLimit()
   #pool: Piscina
   /** Running requests that hold a slot. */
   #busy = 0
@@ -165,7 +167,7 @@ export class RenderPool {
     const now = performance.now()
     const gate = this.#admission
     if (gate) {
-      const verdict = gate.arrive(request, now, this.#queue.length, this.#busy, this.#capacity)
+      const verdict = gate.arrive(request, now, this.#queue.length, this.#busy, this.#slots(now))
       // Overloaded: the renders queued beyond the tight bound are answered now, oldest first.
       for (let cut = gate.excess(this.#queue.length, now); cut > 0; cut--) {
         const waiting = this.#queue.shift()!
@@ -179,7 +181,7 @@ export class RenderPool {
         return
       }
     }
-    if (this.#busy < this.#capacity && this.#queue.length === 0) return this.#run(request, reply, head, now, now)
+    if (this.#busy < this.#slots(now) && this.#queue.length === 0) return this.#run(request, reply, head, now, now)
     return new Promise<void>((resolve) => {
       const waiting: Waiting = {
         request,
@@ -231,8 +233,14 @@ export class RenderPool {
     return replied
   }
 
+  /** Requests that may run at once now: the slots, more while the threads idle (render-limit.ts). */
+  #slots (now: number): number {
+    return this.#limit.value(this.#capacity, now)
+  }
+
   #next (): void {
-    while (this.#busy < this.#capacity && this.#queue.length > 0) this.#startOldest()
+    const slots = this.#slots(performance.now())
+    while (this.#busy < slots && this.#queue.length > 0) this.#startOldest()
     if (this.#queue.length > 0) this.#poll()
   }
 
@@ -268,7 +276,7 @@ export class RenderPool {
       span += d.idle + d.active
     }
     while (this.#queue.length > 0 && this.#queue[0]!.cancelled) this.#queue.shift()
-    if (this.#queue.length > 0 && span > 0 && idle >= IDLE_TO_START * span) this.#startOldest()
+    if (this.#queue.length > 0) this.#limit.judge(span > 0 ? idle / span : NaN, this.#busy, this.#capacity, now)
     this.#next()
   }
 

@@ -99,4 +99,50 @@ describe('RenderQueue', () => {
     expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('ok')
     expect([started, controller.running]).toEqual([1, 0])
   })
+
+  it('runs renders that wait for I/O side by side as far as the loop idles, and renders that compute two at a time', async () => {
+    const controller = new AdmissionController({ budget: 60_000, target: 10 })
+    const queue = new RenderQueue(controller, 0, undefined)
+    // The renders the queue counts as running (from start to the response's close), at most.
+    let most = 0
+    server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      const reply = { raw: res, request: { raw: req } } as unknown as FastifyReply
+      const waits = req.url === '/wait'
+      const now = performance.now()
+      queue.admit(reply, () => {
+        most = Math.max(most, queue.running)
+        if (waits) { setTimeout(() => res.end('ok'), 40); return }
+        // Computes for 3 ms, then answers.
+        const until = performance.now() + 3
+        while (performance.now() < until);
+        res.end('ok')
+      }, now, now)
+    })
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    const { Agent, request } = await import('undici')
+    const agent = new Agent({ connections: 100 })
+    const burst = async (path: string): Promise<void> => {
+      const answers = await Promise.all(Array.from({ length: 100 }, async () => {
+        const r = await request(`http://127.0.0.1:${port}${path}`, { dispatcher: agent })
+        return r.body.text()
+      }))
+      expect(answers.every((a) => a === 'ok')).toBe(true)
+    }
+    try {
+      // 100 renders that each wait 40 ms on a timer: the loop idles, so far more than two run
+      // at once (with one more per idle poll interval and two again at every end, as before
+      // the limit, about as many as the poll intervals a render lasts: 19 here; 38-47 with it).
+      await burst('/wait')
+      expect(most).toBeGreaterThanOrEqual(30)
+      // Renders that only compute leave the loop no idle time: they take turns two at a time,
+      // once the limit the waiting renders reached has been forgotten.
+      await new Promise((resolve) => setTimeout(resolve, 1100))
+      most = 0
+      await burst('/compute')
+      expect(most).toBeLessThanOrEqual(3)
+    } finally {
+      await agent.close()
+    }
+  })
 })
