@@ -18,10 +18,13 @@ class CoalescedBody extends Readable {
   #scheduled = false
   /** Set when push() refused more: the pump stops until _read asks again. */
   #full = false
+  /** Bytes of the app's Content-Length still to come; undefined where none binds the body. */
+  #left: number | undefined
 
-  constructor (body: ReadableStream<Uint8Array>) {
+  constructor (body: ReadableStream<Uint8Array>, declared: number | undefined) {
     super()
     this.#reader = body.getReader()
+    this.#left = declared
   }
 
   override _read (): void {
@@ -42,7 +45,8 @@ class CoalescedBody extends Readable {
         if (this.destroyed) return
         if (done) {
           this.#flush()
-          this.push(null)
+          if (this.#left !== undefined && this.#left > 0) throw new Error(`the app's body is shorter than its Content-Length, by ${this.#left} bytes`)
+          if (!this.destroyed) this.push(null)
           return
         }
         if (value.byteLength === 0) continue
@@ -73,11 +77,23 @@ class CoalescedBody extends Readable {
     const chunk = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, this.#size)
     this.#pieces = []
     this.#size = 0
+    if (this.#left !== undefined) {
+      this.#left -= chunk.byteLength
+      // Not a byte past the declared length: Fastify cuts the connection on the error.
+      if (this.#left < 0) { this.destroy(new Error("the app's body is longer than its Content-Length")); return }
+    }
     if (!this.push(chunk)) this.#full = true
   }
 }
 
-/** The body as a Node stream of chunks joined per turn of the loop (see the file's head). */
-export function coalescedBody (body: ReadableStream<Uint8Array>): Readable {
-  return new CoalescedBody(body)
+/**
+ * The body as a Node stream of chunks joined per turn of the loop (see the file's head).
+ * `declared`: the app's Content-Length, where Node writes a body after the head. A body
+ * longer or shorter fails the stream, and Fastify cuts the connection: Node would write it
+ * as it is, and a keep-alive client or a proxy would read the surplus as the next response,
+ * or the next response as the rest of this one (a loader that copies an upstream's
+ * Content-Length onto the body fetch() decompressed).
+ */
+export function coalescedBody (body: ReadableStream<Uint8Array>, declared?: number): Readable {
+  return new CoalescedBody(body, declared)
 }

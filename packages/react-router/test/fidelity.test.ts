@@ -5,6 +5,7 @@
 // open event streams nor loaders that wait on I/O hold the pool's slots.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { once } from 'node:events'
+import { connect } from 'node:net'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { request } from 'undici'
@@ -76,6 +77,30 @@ describe('reactRouterAdapter in Fastify\'s thread and in pool threads', () => {
       expect(Date.now() - started).toBeLessThan(1000)
     } finally {
       for (const s of streams) s.close()
+    }
+  })
+
+  it('cuts the connection of a streamed body that does not match the app\'s Content-Length, in both forms: no byte past it, no next response read as its rest', async () => {
+    for (const name of ['threads: 0', 'threads: 2']) {
+      const { port } = servers[name]!
+      for (const declared of [5, 100]) {
+        // A second request pipelined behind it: its answer must not come on this connection.
+        const socket = connect(port, '127.0.0.1')
+        let text = ''
+        socket.on('data', (chunk: Buffer) => { text += chunk.toString('latin1') })
+        socket.write(`GET /length?declared=${declared} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\nGET /api/data HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n`)
+        const closed = await Promise.race([once(socket, 'close').then(() => true), new Promise((resolve) => setTimeout(resolve, 5000, false))])
+        socket.destroy()
+        const at = `${name}, declared ${declared}`
+        expect(closed, at).toBe(true)
+        // Longer than declared: not a byte past it.
+        if (declared === 5) expect(text, at).not.toContain('world')
+        // At most its own head: never the next request's answer.
+        expect((text.match(/HTTP\/1\.1 \d{3}/g) ?? []).length, at).toBeLessThanOrEqual(1)
+      }
+      // A body that matches is sent whole.
+      const res = await request(`http://127.0.0.1:${port}/length?declared=11`)
+      expect([res.statusCode, await res.body.text()]).toEqual([200, 'hello world'])
     }
   })
 
