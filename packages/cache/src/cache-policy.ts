@@ -50,9 +50,11 @@ export function responseDirectives (lines: HeaderLines, opts: PolicyOptions): Di
 const HEURISTIC = new Set([200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501])
 // Statuses this cache understands well enough to store (must-understand).
 const UNDERSTOOD = new Set([200, 203, 204, 206, 300, 301, 302, 303, 307, 308, 400, 403, 404, 405, 410, 414, 451, 500, 501, 502, 503, 504])
-// Hop-by-hop fields and fields only meaningful on the wire: never stored.
+// Hop-by-hop fields and fields only meaningful on the wire: never stored. HTTP2-Settings too
+// (RFC 7540 3.2.1): stored from an HTTP/1.1 response, it would be a connection-specific
+// field that Node refuses to send over HTTP/2 (RFC 9113 8.2.2).
 const NOT_STORED = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'te', 'transfer-encoding', 'upgrade', 'trailer',
+  'connection', 'keep-alive', 'proxy-connection', 'te', 'transfer-encoding', 'upgrade', 'http2-settings', 'trailer',
   'proxy-authenticate', 'proxy-authentication-info', 'proxy-authorization', 'content-length', 'age', 'set-cookie',
 ])
 // RFC 9111 4.3.4: fields a 304 must not replace (the suite and common practice agree).
@@ -147,6 +149,9 @@ export function describe (status: number, lines: HeaderLines, requestTime: numbe
   let date = parseHttpDate(headerValue(lines, 'date'))
   if (Number.isNaN(date)) {
     date = responseTime
+    // An invalid Date, or more than one, is replaced, not added to: a field HTTP/2 allows
+    // once, sent twice, makes Node throw when the response is served over HTTP/2.
+    for (let i = lines.length - 1; i >= 0; i--) if (lines[i]![0] === 'date') lines.splice(i, 1)
     lines.push(['date', new Date(responseTime).toUTCString()])
   }
   const ageValue = parseAge(ageHeader)

@@ -11,8 +11,11 @@ export interface Found {
   meta: ResponseMeta
 }
 
-// Fastify computes these for the bytes it sends.
-const WIRE_ONLY = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive'])
+// Fastify computes these for the bytes it sends; the connection-specific fields are the
+// connection's own, and illegal over HTTP/2 (RFC 9113 8.2.2: Node throws, and the process
+// goes down). A route's answer to a revalidation (fastify.inject, HTTP/1.1) may carry them,
+// meant for HTTP/1.1, and this client may speak HTTP/2.
+const WIRE_ONLY = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'proxy-connection', 'upgrade', 'http2-settings', 'te'])
 
 function toHeaders (lines: HeaderLines): Record<string, string | string[]> {
   const h: Record<string, string | string[]> = {}

@@ -1,14 +1,18 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { readFileSync } from 'node:fs'
 import { connect, type ClientHttp2Session } from 'node:http2'
+import { Agent, request } from 'undici'
 import Fastify from 'fastify'
 import { createSharedStore, httpCache, type HttpCacheOptions } from '@spindle/cache'
 
 // HTTP/2 clients name the host in :authority and send no Host header.
 
+const tls = { key: readFileSync(new URL('./fixtures/tls/test.key', import.meta.url)), cert: readFileSync(new URL('./fixtures/tls/test.crt', import.meta.url)) }
+
 let app: { close: () => Promise<unknown> } | undefined
 let session: ClientHttp2Session | undefined
 afterEach(async () => {
-  session?.close()
+  session?.destroy()
   session = undefined
   await app?.close()
   app = undefined
@@ -27,7 +31,7 @@ async function start (options: HttpCacheOptions = {}): Promise<string> {
 }
 
 function get (url: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number, cache: unknown, body: string }> {
-  session ??= connect(url)
+  session ??= connect(url, { ca: tls.cert })
   return new Promise((resolve, reject) => {
     const stream = session!.request({ ':path': path, ...headers })
     let status = 0
@@ -38,6 +42,7 @@ function get (url: string, path: string, headers: Record<string, string> = {}): 
     stream.on('data', (chunk: string) => { body += chunk })
     stream.on('end', () => resolve({ status, cache, body }))
     stream.on('error', reject)
+    stream.setTimeout(5000, () => { reject(new Error(`no answer for ${path}`)) })
   })
 }
 
@@ -66,5 +71,48 @@ describe('httpCache over HTTP/2', () => {
     const url = await start({ allowedHosts: ['app.example'] })
     expect((await get(url, '/page', { ':authority': 'app.example' })).status).toBe(200)
     expect((await get(url, '/page', { ':authority': 'evil.example' })).status).toBe(400)
+  })
+
+  it('never sends an HTTP/2 client the connection-specific fields of an answer made over HTTP/1.1', async () => {
+    // HTTP/2 and HTTP/1.1 on one TLS port. The route passes on the fields of an HTTP/1.1
+    // upstream when the client speaks HTTP/1.1, as a proxy does; a revalidation is run
+    // over HTTP/1.1 (fastify.inject) whatever the client spoke.
+    const server = Fastify({ http2: true, https: { allowHTTP1: true, ...tls } })
+    app = server
+    await server.register(httpCache, { store: createSharedStore({ maxBytes: 4 * 1024 * 1024 }) })
+    let n = 0
+    server.get('/proxied', async (req, reply) => {
+      reply.header('cache-control', 'max-age=1')
+      if (req.raw.httpVersionMajor === 1) reply.header('http2-settings', 'AAMAAABkAARAAAAAAAIAAAAA').header('proxy-connection', 'keep-alive').header('upgrade', 'h2c')
+      return `proxied ${++n}`
+    })
+    const url = await server.listen({ port: 0, host: '127.0.0.1' })
+    // Filled over HTTP/1.1, hit over HTTP/2.
+    const dispatcher = new Agent({ connect: { ca: tls.cert } })
+    const res = await request(`${url}/proxied`, { dispatcher })
+    expect(await res.body.text()).toBe('proxied 1')
+    await dispatcher.close()
+    const hit = await get(url, '/proxied')
+    expect([hit.status, hit.cache, hit.body]).toEqual([200, 'HIT', 'proxied 1'])
+    // Stale: revalidated over HTTP/1.1 for an HTTP/2 client.
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    const revalidated = await get(url, '/proxied')
+    expect([revalidated.status, revalidated.cache, revalidated.body]).toEqual([200, 'MISS', 'proxied 2'])
+    expect((await get(url, '/proxied')).body).toBe('proxied 2')
+  })
+
+  it('replaces a Date it cannot read rather than adding one: a hit over HTTP/2 has a single Date', async () => {
+    const server = Fastify({ http2: true })
+    app = server
+    await server.register(httpCache, { store: createSharedStore({ maxBytes: 4 * 1024 * 1024 }) })
+    let n = 0
+    server.get('/iso-date', async (_req, reply) => {
+      reply.header('cache-control', 'max-age=60').header('date', new Date().toISOString())
+      return `dated ${++n}`
+    })
+    const url = await server.listen({ port: 0, host: '127.0.0.1' })
+    expect((await get(url, '/iso-date')).body).toBe('dated 1')
+    const hit = await get(url, '/iso-date')
+    expect([hit.status, hit.cache, hit.body]).toEqual([200, 'HIT', 'dated 1'])
   })
 })
