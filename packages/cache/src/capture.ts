@@ -16,7 +16,9 @@ function headLines (res: ServerResponse, args: unknown[]): HeaderLines {
   if (Array.isArray(extra)) {
     // Either [[name, value], ...] or a flat [name, value, name, value, ...].
     const pairs = Array.isArray(extra[0]) ? extra as Array<[string, string]> : Array.from({ length: extra.length / 2 }, (_, i) => [extra[i * 2], extra[i * 2 + 1]] as [string, string])
-    const lines = toLines(merged)
+    // As Node sends them: these replace the fields of the same names set before, repeats kept.
+    const named = new Set(pairs.map(([n]) => String(n).toLowerCase()))
+    const lines = toLines(merged).filter(([n]) => !named.has(n))
     for (const [n, v] of pairs) lines.push([String(n).toLowerCase(), String(v)])
     return lines
   }

@@ -201,6 +201,25 @@ describe('httpCache: storing and reuse (RFC 9111)', () => {
     expect(s.runs.get('raw')).toBe(1)
   })
 
+  it('stores the fields a raw writeHead sent: a list given to writeHead replaces what was set before', async () => {
+    s = await start((app, count) => {
+      app.get('/raw-list', (_req, reply) => {
+        reply.hijack()
+        const n = count('raw-list')
+        reply.raw.setHeader('content-type', 'text/html')
+        reply.raw.setHeader('cache-control', 'max-age=60')
+        reply.raw.writeHead(200, ['Content-Type', 'text/plain', 'Cache-Control', 'max-age=60', 'X-Part', 'a', 'X-Part', 'b'])
+        reply.raw.end(`<b>listed ${n}</b>`)
+      })
+    })
+    const miss = await get(`${s.url}/raw-list`)
+    const hit = await get(`${s.url}/raw-list`)
+    for (const got of [miss, hit]) {
+      expect([got.text, got.headers.get('content-type'), got.headers.get('cache-control'), got.headers.get('x-part')]).toEqual(['<b>listed 1</b>', 'text/plain', 'max-age=60', 'a, b'])
+    }
+    expect(hit.headers.get('x-cache')).toBe('HIT')
+  })
+
   it('answers only-if-cached misses with 504 and honours request max-age=0 and no-cache', async () => {
     s = await start((app, count) => {
       app.get('/q', async (_req, reply) => { reply.header('cache-control', 'max-age=60'); return `q ${count('q')}` })
