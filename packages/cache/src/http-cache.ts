@@ -16,7 +16,7 @@ import { createSharedStore, type Lease, type SharedStore, type StoreStats } from
 import { heldPart, parseContentRange, partKey, sameStrongValidator } from './ranges.ts'
 import { isLanguageAlias, isResponseMeta, isVariantOf, isVaryRecord, type LanguageAlias, type VaryRecord } from './entry-meta.ts'
 import { type Found, sendLines, servePart, serveStored } from './stored-response.ts'
-import { hasDotSegments, normalizeHost, requestHost, splitTarget } from './url-normalize.ts'
+import { normalizeHost, requestHost, splitTarget } from './url-normalize.ts'
 
 /** Per-route cache settings: `app.get(path, { config: { cache: ... } }, handler)`. */
 export type RouteCacheConfig = false | {
@@ -73,9 +73,8 @@ interface Context {
   /** The canonical path, for path tags. */
   path: string
   /**
-   * The request target was already canonical: only then may its response be stored. A
-   * target that differs only by percent-encoding (which the router decodes alike) may be
-   * answered from the canonical entry.
+   * The Host was already canonical: only then may the response be stored. A Host that
+   * differs only by case or a default port may be answered from the canonical entry.
    */
   canonical: boolean
   /** The request carries credentials and the route did not declare itself public: only public entries answer it. */
@@ -279,9 +278,11 @@ class HttpCache {
     }
     const url = request.raw.url ?? '/'
     const { path, query } = splitTarget(url)
-    // The router does not resolve dot segments ('/a/../b' may reach a wildcard route, not
-    // '/b'): such a request is neither answered from nor stored under the canonical key.
-    if (path + query !== url && hasDotSegments(url.split('?')[0]!)) return undefined
+    // A path spelled otherwise than its canonical form is neither answered from nor stored
+    // under the canonical key: routers do not all read it alike. Fastify's decodes '/%78' as
+    // '/x', Next.js's answers it 404; none resolves dot segments ('/a/../b' may reach a
+    // wildcard route, not '/b').
+    if (path + query !== url) return undefined
     // Nor a target the WHATWG URL parser reads otherwise: '#' starts a fragment it drops (and
     // Fastify's router reads what follows as the query), a backslash becomes '/'. A revalidation
     // (fastify.inject parses the target) would run another URL than the one keyed. Neither
@@ -304,7 +305,7 @@ class HttpCache {
       path,
       // A Host spelled otherwise than its canonical form ('App.Example', 'app.example:80')
       // reaches the app as spelled: the page may echo it, so it is not stored for everyone.
-      canonical: path + query === url && canonicalHost,
+      canonical: canonicalHost,
       credentialed: credentials > 0,
       authorizationOnly: credentials === 1 && authorizationOnly,
     }

@@ -84,11 +84,6 @@ function removeDotSegments (path: string): string {
   return joined.startsWith('/') ? joined : '/' + joined
 }
 
-/** Whether a path has `.` or `..` segments, spelled out or percent-encoded. */
-export function hasDotSegments (path: string): boolean {
-  return /\/(?:\.|%2e){1,2}(?:\/|$)/i.test(path)
-}
-
 /** Splits a request target into its canonical path and its query (with '?', unchanged; '' when none). */
 export function splitTarget (url: string): { path: string, query: string } {
   const q = url.indexOf('?')
