@@ -10,10 +10,11 @@
 // waited that long) falls back to the floor, so the limit a load of waiting renders reached
 // does not start a later burst of computing ones all at once.
 //
-// Measured on a React Router page whose loader waits 20 ms on a timer (one worker, closed
-// loop of 100 connections): with the earlier rule, one more render per idle poll interval
-// and back to two at every end, the worker served 262 req/s with its loop idle a third of
-// the time, against 553 for the same app without turns (docs/overload.md#renders-that-wait).
+// Measured on a React Router page whose loader waits 20 ms on a timer (closed loop of 100
+// connections): with the earlier rule, one more render per idle poll interval and back to
+// two at every end, one Fastify thread served 262 req/s with its loop idle a third of the
+// time, against 553 for the same app without turns; one worker of spindle start 229
+// against 456 with this limit (docs/overload.md#renders-that-wait).
 
 /** Share of a poll interval the loop must have idled, with renders waiting, for the limit to grow. */
 export const GROW_IDLE = 0.1
