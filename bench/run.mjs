@@ -3,7 +3,7 @@
 // SVG chart in bench/results/. Load goes to 127.0.0.1 only; every server is stopped.
 //
 //   pnpm bench [--workloads hello,next,react-router] [--configs single,cluster,pm2,watt,spindle-1,spindle]
-//              [--rounds 2] [--duration 6] [--workers N] [--no-open] [--max-minutes 14]
+//              [--rounds 2] [--duration 6] [--workers N] [--no-open] [--max-minutes 18]
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { availableParallelism, cpus } from 'node:os'
@@ -45,13 +45,13 @@ const { values } = benchArgs({
     'open-factor': { type: 'string', default: '1.5' },
     'no-open': { type: 'boolean', default: false },
     port: { type: 'string', default: '3990' },
-    'max-minutes': { type: 'string', default: '14' },
+    'max-minutes': { type: 'string', default: '18' },
     help: { type: 'boolean', short: 'h' },
   },
 })
 if (values.help) {
   process.stdout.write(`pnpm bench [--workloads ${Object.keys(workloads).join(',')}] [--configs ${Object.keys(CONFIG_TITLES).join(',')}]\n` +
-    '           [--rounds 2] [--duration 6] [--warmup 2] [--connections 100] [--workers N] [--open-factor 1.5] [--no-open] [--port 3990] [--max-minutes 14]\n')
+    '           [--rounds 2] [--duration 6] [--warmup 2] [--connections 100] [--workers N] [--open-factor 1.5] [--no-open] [--port 3990] [--max-minutes 18]\n')
   process.exit(0)
 }
 

@@ -106,9 +106,15 @@ export const workloads = {
     },
   },
 
-  'react-router': {
-    title: 'React Router SSR route',
-    path: '/',
+  'react-router': reactRouter('React Router SSR route', '/'),
+  'react-router-io': reactRouter('React Router route whose loader waits 20 ms on I/O', '/orders'),
+}
+
+/** A page of examples/react-router: the same configurations, another path. */
+function reactRouter (title, path) {
+  return {
+    title,
+    path,
     headers: { 'user-agent': BROWSER_UA },
     prepare () {
       const dir = root + 'examples/react-router'
@@ -128,7 +134,7 @@ export const workloads = {
       if (!serveBin) return { unavailable: '@react-router/serve is not installed' }
       return forked(config, nodeJob(serveBin, [dir + '/build/server/index.js']), workers, port, dir)
     },
-  },
+  }
 }
 
 /**
