@@ -21,6 +21,7 @@ import { poolRender } from './pool-render.ts'
 import { assertNextCanServe } from './request-guard.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
 import { staticPages } from './warmup-pages.ts'
+import { localeRootTest, varyOnLocale } from './locale-vary.ts'
 import { warnIfCachePerThread } from './per-thread-cache.ts'
 import { addWarmupPaths, giveRenderTurns } from '@spindle/runtime/worker'
 import { hmrUpgrades, http1Headers } from '@spindle/runtime/pool'
@@ -85,6 +86,8 @@ async function inThreadRender (fastify: FastifyInstance, opts: ResolvedNextAdapt
     throw new SPINDLE_NEXT_PREPARE_FAILED(opts.dir, (err as Error).message, { cause: err })
   }
   const handle = app.getRequestHandler()
+  // Answers to the root that Next gives by the visitor's locale (locale-vary.ts).
+  const localeRoot = opts.dev ? undefined : localeRootTest(opts.dir)
   fastify.decorate('next', app)
   if (!opts.portKnown) {
     fastify.addHook('onListen', async () => {
@@ -108,6 +111,7 @@ async function inThreadRender (fastify: FastifyInstance, opts: ResolvedNextAdapt
       if (value !== undefined) res.setHeader(name, value as string | number | readonly string[])
     }
     reply.hijack()
+    if (localeRoot?.(request.url)) varyOnLocale(res)
     if (request.raw.httpVersionMajor === 2) asHttp1Headers(request.raw)
     // HTTP/2's response has no _implicitHeader, which Next's compression calls to send the
     // head before its first compressed bytes: it is what HTTP/1's does.

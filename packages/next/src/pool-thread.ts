@@ -11,6 +11,7 @@ import { headOf, poolTask, TaskChannel, signalReady, threadOptions, type PoolTas
 import { setNextPort } from './listen-port.ts'
 import { loadNext } from './load-next.ts'
 import { readStandaloneConfig, withStandaloneConfig } from './standalone.ts'
+import { localeRootTest, localeVaryLines } from './locale-vary.ts'
 
 /** Connection-level headers of the null socket light-my-request writes to: not the client's. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date'])
@@ -38,6 +39,8 @@ const { dir, quiet, hostname, port, boundPort } = threadOptions<{ dir: string, q
 const app = loadNext(dir)({ dir, dev: false, quiet, hostname, port, customServer: true })
 await withStandaloneConfig(readStandaloneConfig(dir), () => app.prepare())
 const handle = app.getRequestHandler()
+// Answers to the root that Next gives by the visitor's locale (locale-vary.ts).
+const localeRoot = localeRootTest(dir)
 signalReady()
 let portSet = 0
 
@@ -106,12 +109,13 @@ async function respond (channel: TaskChannel, dispatch: (req: IncomingMessage, r
     channel.fail(err)
     return undefined
   }
-  const pairs: Array<[string, string]> = []
+  let pairs: Array<[string, string]> = []
   for (const [name, value] of Object.entries(response.headers)) {
     if (value === undefined || HOP_BY_HOP.has(name)) continue
     if (Array.isArray(value)) for (const v of value) pairs.push([name, String(v)])
     else pairs.push([name, String(value)])
   }
+  if (localeRoot?.(target)) pairs = localeVaryLines(pairs)
   channel.sendHead(headOf(response.statusCode, response.statusMessage, pairs))
   try {
     for await (const chunk of response.stream()) {
