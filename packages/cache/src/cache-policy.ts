@@ -57,6 +57,15 @@ const NOT_STORED = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'te', 'transfer-encoding', 'upgrade', 'http2-settings', 'trailer',
   'proxy-authenticate', 'proxy-authentication-info', 'proxy-authorization', 'content-length', 'age', 'set-cookie',
 ])
+// Fields HTTP/2 allows once in a head (Node's list): a response repeating one, stored from an
+// HTTP/1.1 answer, would make Node throw ERR_HTTP2_HEADER_SINGLE_VALUE when served over HTTP/2.
+export const SINGLE_VALUE = new Set([
+  'access-control-allow-credentials', 'access-control-max-age', 'access-control-request-method', 'age', 'authorization',
+  'content-encoding', 'content-language', 'content-length', 'content-location', 'content-md5', 'content-range', 'content-type',
+  'date', 'dnt', 'etag', 'expires', 'from', 'host', 'if-match', 'if-modified-since', 'if-none-match', 'if-range',
+  'if-unmodified-since', 'last-modified', 'location', 'max-forwards', 'proxy-authorization', 'range', 'referer', 'retry-after',
+  'tk', 'upgrade-insecure-requests', 'user-agent', 'x-content-type-options',
+])
 // RFC 9111 4.3.4: fields a 304 must not replace (the suite and common practice agree).
 const NOT_UPDATED = new Set(['content-length', 'content-encoding', 'content-md5', 'content-range', 'etag'])
 
@@ -125,6 +134,9 @@ export function analyze (status: number, lines: HeaderLines, requestTime: number
 
   const stored = storedLines(lines, cc)
   const meta = describe(status, stored, requestTime, responseTime, opts, headerValue(lines, 'age'))
+  // After describe: a Date it could not read (two of them included) is replaced, not refused.
+  const repeated = repeatedSingleValue(meta.h)
+  if (repeated !== undefined) return { ok: false, reason: `${repeated} repeated` }
   const validators = stored.some(([n]) => n === 'etag' || n === 'last-modified')
   if (meta.fl <= 0 && !validators && !meta.swr && !meta.sie) return { ok: false, reason: 'stale at once with no validator' }
   return { ok: true, meta, keepFor: keepFor(meta, validators, opts) }
@@ -136,6 +148,17 @@ export function keepFor (meta: ResponseMeta, validators: boolean, opts: PolicyOp
   const age = meta.ia < 0 ? 0 : meta.ia
   const windowS = Math.max(0, meta.fl - age) + Math.max(meta.swr ?? 0, meta.sie ?? 0, opts.staleOnError) + (validators ? 86_400 : 0)
   return Math.max(1000, windowS * 1000)
+}
+
+/** The first field of `lines` that HTTP/2 allows once and that appears more than once. */
+function repeatedSingleValue (lines: HeaderLines): string | undefined {
+  const seen = new Set<string>()
+  for (const [n] of lines) {
+    if (!SINGLE_VALUE.has(n)) continue
+    if (seen.has(n)) return n
+    seen.add(n)
+  }
+  return undefined
 }
 
 function storedLines (lines: HeaderLines, cc: Directives): HeaderLines {

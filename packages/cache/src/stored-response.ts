@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import { currentAge, type HeaderLines, notModified, notModifiedLines, type ResponseMeta } from './cache-policy.ts'
+import { currentAge, type HeaderLines, notModified, notModifiedLines, type ResponseMeta, SINGLE_VALUE } from './cache-policy.ts'
 import { cutFromPart, heldPart, ifRangeMatches, parseRange } from './ranges.ts'
 import type { StoreEntry } from './shared-store.ts'
 import { type CacheOutcome, stampOutcome } from './outcome-stamp.ts'
@@ -17,10 +17,18 @@ export interface Found {
 // meant for HTTP/1.1, and this client may speak HTTP/2.
 const WIRE_ONLY = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'proxy-connection', 'upgrade', 'http2-settings', 'te'])
 
+// A field HTTP/2 allows once is sent once, the last value winning (as a later setHeader
+// would): an entry already in a store (Redis is shared by processes of every version), the
+// fields a 304 merged in, or a revalidation's answer (HTTP/1.1) may repeat one, and Node
+// throws over HTTP/2.
 function toHeaders (lines: HeaderLines): Record<string, string | string[]> {
   const h: Record<string, string | string[]> = {}
   for (const [n, v] of lines) {
     if (WIRE_ONLY.has(n)) continue
+    if (SINGLE_VALUE.has(n)) {
+      h[n] = v
+      continue
+    }
     const cur = h[n]
     h[n] = cur === undefined ? v : Array.isArray(cur) ? [...cur, v] : [cur, v]
   }
