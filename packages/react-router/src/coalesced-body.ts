@@ -6,6 +6,7 @@
 // that resolves later still leaves as soon as its turn ends. The render pool coalesces its
 // messages the same way (@spindle/runtime's pool/chunk-sender.ts).
 import { Readable } from 'node:stream'
+import { BodyLength } from '@spindle/runtime/pool'
 
 /** A joined chunk is pushed at this size even before the turn ends. */
 export const COALESCE_BYTES = 64 * 1024
@@ -18,13 +19,13 @@ class CoalescedBody extends Readable {
   #scheduled = false
   /** Set when push() refused more: the pump stops until _read asks again. */
   #full = false
-  /** Bytes of the app's Content-Length still to come; undefined where none binds the body. */
-  #left: number | undefined
+  /** The app's own Content-Length, counted (@spindle/runtime's body-length.ts). */
+  readonly #length: BodyLength
 
   constructor (body: ReadableStream<Uint8Array>, declared: number | undefined) {
     super()
     this.#reader = body.getReader()
-    this.#left = declared
+    this.#length = new BodyLength(declared)
   }
 
   override _read (): void {
@@ -45,7 +46,7 @@ class CoalescedBody extends Readable {
         if (this.destroyed) return
         if (done) {
           this.#flush()
-          if (this.#left !== undefined && this.#left > 0) throw new Error(`the app's body is shorter than its Content-Length, by ${this.#left} bytes`)
+          this.#length.end()
           if (!this.destroyed) this.push(null)
           return
         }
@@ -77,10 +78,12 @@ class CoalescedBody extends Readable {
     const chunk = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, this.#size)
     this.#pieces = []
     this.#size = 0
-    if (this.#left !== undefined) {
-      this.#left -= chunk.byteLength
+    try {
+      this.#length.add(chunk.byteLength)
+    } catch (err) {
       // Not a byte past the declared length: Fastify cuts the connection on the error.
-      if (this.#left < 0) { this.destroy(new Error("the app's body is longer than its Content-Length")); return }
+      this.destroy(err as Error)
+      return
     }
     if (!this.push(chunk)) this.#full = true
   }

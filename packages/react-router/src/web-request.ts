@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import { createReadableStreamFromReadable } from '@react-router/node'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { discardUnreadBody, droppedOnHttp2, hasRepeatedHost, http1Headers, isValidHost } from '@spindle/runtime/pool'
+import { declaredLength, discardUnreadBody, droppedOnHttp2, hasRepeatedHost, http1Headers, isValidHost } from '@spindle/runtime/pool'
 import { coalescedBody } from './coalesced-body.ts'
 import { SPINDLE_REACT_ROUTER_BAD_REQUEST, SPINDLE_REACT_ROUTER_URI_TOO_LONG } from './errors.ts'
 
@@ -103,16 +103,6 @@ export async function sendWebResponse (reply: FastifyReply, response: Response):
   if (cookies.length > 0) reply.header('set-cookie', cookies)
   // An event stream's head leaves at once (an EventSource opens on it), not with its first event.
   if (/^text\/event-stream\b/i.test(response.headers.get('content-type') ?? '')) reply.raw.once('pipe', () => { reply.raw.flushHeaders() })
-  if (response.body) await reply.send(coalescedBody(response.body, declaredLength(reply, response)))
+  if (response.body) await reply.send(coalescedBody(response.body, declaredLength(reply.request.method, response.status, response.headers.get('content-length') ?? undefined)))
   else await reply.send()
-}
-
-/** The app's Content-Length where Node writes a body after the head (not for HEAD, 1xx, 204 or 304), else undefined. */
-function declaredLength (reply: FastifyReply, response: Response): number | undefined {
-  const status = response.status
-  if (reply.request.method === 'HEAD' || status < 200 || status === 204 || status === 304) return undefined
-  const value = response.headers.get('content-length')
-  if (value === null) return undefined
-  const length = Number(value)
-  return Number.isSafeInteger(length) && length >= 0 ? length : undefined
 }

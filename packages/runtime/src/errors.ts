@@ -103,6 +103,12 @@ export const SPINDLE_RUNTIME_POOL_OVERLOADED = createError(
 )
 
 /** Every runtime error constructor, keyed by code (used by the docs test). */
+export const SPINDLE_RUNTIME_BODY_LENGTH_MISMATCH = createError(
+  'SPINDLE_RUNTIME_BODY_LENGTH_MISMATCH',
+  "The app's body is %s than its own Content-Length, by %d bytes",
+  502,
+)
+
 export const errorCodes = {
   SPINDLE_RUNTIME_INVALID_OPTION,
   SPINDLE_RUNTIME_APP_NOT_FOUND,
@@ -122,4 +128,5 @@ export const errorCodes = {
   SPINDLE_RUNTIME_POOL_OVERLOADED,
   SPINDLE_RUNTIME_POOL_UNAVAILABLE,
   SPINDLE_RUNTIME_POOL_BAD_RESPONSE,
+  SPINDLE_RUNTIME_BODY_LENGTH_MISMATCH,
 } as const

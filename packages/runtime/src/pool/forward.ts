@@ -13,6 +13,7 @@ import { buffersFreedWhenWritten } from './release.ts'
 import { reportPoolEvent } from './pool-report.ts'
 import { discardUnreadBody } from '../unread-body.ts'
 import { droppedOnHttp2 } from '../connection-headers.ts'
+import { BodyLength, declaredLength } from '../body-length.ts'
 
 /** How a forwarded request ended, for the pool's accounting and logs. */
 export type ForwardOutcome = 'ok' | 'aborted' | 'crashed'
@@ -35,15 +36,15 @@ class ThreadResponse extends Readable {
   readonly #port: MessagePort
   /** Where the chunks' buffers are collected to be freed once written (release.ts), if they may be. */
   readonly #owned: ArrayBuffer[] | undefined
-  /** Bytes of the app's Content-Length still to come; undefined where none binds the body. */
-  #left: number | undefined
+  /** The app's own Content-Length, counted (body-length.ts). */
+  readonly #length: BodyLength
   #owed = 0
 
   constructor (port: MessagePort, owned: ArrayBuffer[] | undefined, declared: number | undefined) {
     super({ highWaterMark: CHUNK_BYTES })
     this.#port = port
     this.#owned = owned
-    this.#left = declared
+    this.#length = new BodyLength(declared)
   }
 
   override _read (): void {
@@ -52,7 +53,8 @@ class ThreadResponse extends Readable {
 
   /** A chunk arrived; `last`: the thread sends no more, so no credit is owed for it. */
   add (b: ArrayBuffer, last: boolean): void {
-    this.#count(b.byteLength, last)
+    this.#length.add(b.byteLength)
+    if (last) this.#length.end()
     this.#owned?.push(b)
     const room = this.push(Buffer.from(b))
     if (last) { this.push(null); return }
@@ -62,16 +64,8 @@ class ThreadResponse extends Readable {
 
   /** The thread sends no more. */
   end (): void {
-    this.#count(0, true)
+    this.#length.end()
     this.push(null)
-  }
-
-  #count (bytes: number, last: boolean): void {
-    if (this.#left === undefined) return
-    this.#left -= bytes
-    if (this.#left < 0 || (last && this.#left > 0)) {
-      throw new Error(`the app's body does not match its Content-Length (${this.#left < 0 ? 'longer' : 'shorter'})`)
-    }
   }
 
   #grant (): void {
@@ -107,19 +101,6 @@ function applyHead (reply: FastifyReply, head: ResponseHead): void {
   for (const [name, value] of values) reply.header(name, value)
   // An event stream's head leaves at once (an EventSource opens on it), not with its first event.
   if (/^text\/event-stream\b/i.test(String(values.get('content-type') ?? ''))) reply.raw.once('pipe', () => { reply.raw.flushHeaders() })
-}
-
-/**
- * The app's Content-Length where Node writes a body after the head (not for HEAD, 1xx, 204
- * or 304), else undefined.
- */
-function declaredLength (reply: FastifyReply): number | undefined {
-  const status = reply.statusCode
-  if (reply.request.method === 'HEAD' || status < 200 || status === 204 || status === 304) return undefined
-  const value = reply.getHeader('content-length')
-  if (typeof value !== 'string' && typeof value !== 'number') return undefined
-  const length = Number(value)
-  return Number.isSafeInteger(length) && length >= 0 ? length : undefined
 }
 
 /**
@@ -220,7 +201,7 @@ export function forward (pool: Piscina, request: FastifyRequest, reply: FastifyR
           resolveReplied()
           break
         }
-        const body = new ThreadResponse(port, owned, declaredLength(reply))
+        const body = new ThreadResponse(port, owned, declaredLength(reply.request.method, reply.statusCode, reply.getHeader('content-length')))
         if (message.b) body.add(message.b, message.end === true)
         if (message.end) finish()
         reply.send(body)
