@@ -4,7 +4,9 @@
 // framework, Fastify, node:http, Spindle, garbage collection, idle).
 //
 //   node bench/profile.mjs --workload hello --config spindle-1 [--duration 8] [--top 25]
-//        [--workers 1] [--thread busiest|main]
+//        [--workers 1] [--thread busiest|main] [--shedding]
+//
+// `--shedding` profiles Spindle with its defaults (shedding on); the benchmark runs it off.
 //
 // `--thread main` reads the main thread's profile instead of the busiest one: in the
 // `adapter-pool` configuration that is the thread that runs Fastify and dispatches to the pool.
@@ -28,6 +30,7 @@ const { values } = benchArgs({
     workers: { type: 'string', default: '1' },
     thread: { type: 'string', default: 'busiest' },
     port: { type: 'string', default: '3991' },
+    shedding: { type: 'boolean', default: false },
   },
 })
 const wl = workloads[values.workload]
@@ -43,6 +46,7 @@ const port = Number(values.port)
 if (values.thread !== 'busiest' && values.thread !== 'main') { process.stderr.write(`--thread must be busiest or main, got ${values.thread}\n`); process.exit(2) }
 const spec = wl.launch(values.config, { workers: wholeArg(values, 'workers', 1), port, workDir })
 if (spec.unavailable) { process.stderr.write(`${spec.unavailable}\n`); process.exit(1) }
+if (values.shedding) spec.args = spec.args.filter((a) => a !== '--no-shedding')
 const url = `http://127.0.0.1:${port}${wl.path}`
 // NODE_OPTIONS reaches the process that serves in every configuration (a spawned `next start`
 // or a PM2/cluster worker too). Worker threads inherit execArgv, not NODE_OPTIONS: for the
