@@ -3,7 +3,7 @@
 // in a context of its own, so an app that registers it too (for a status route, say) does
 // not clash with it; the decision is taken in preHandler, after the app's onRequest hooks (a
 // cache answering there is served) and before the handler (a render never starts).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
 import { AdmissionController, ADMISSION_STATES, type AdmissionState } from './admission/controller.ts'
@@ -97,7 +97,9 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   }
 
   fastify.addHook('preHandler', (req, reply, done) => {
-    const reason = reasonToShed(req)
+    // The route's config: read once, as request.routeOptions builds a new object on every read.
+    const route = req.routeOptions.config
+    const reason = reasonToShed(req, route)
     // A render pool in this thread admits its renders itself (pool/presence.ts): the queue steps aside.
     if (reason === undefined || (reason === ADMIT && (!queue || renderPoolRunning()))) {
       (req.raw as Stamped)[kStartedAt] = performance.now()
@@ -112,7 +114,10 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
     const now = performance.now()
     // While the process restarts a worker, bursts may wait longer (protocol.ts, STATUS_RESTARTING).
     controller!.restarting = restarting()
-    const full = queue!.admit(reply, done as () => void, (req.raw as Stamped)[kArrivedAt] ?? now, now)
+    // The route's config stands for the route: requests of a route measured cheap start at
+    // once (render-queue.ts). Not a framework's catch-all (`render: true`): its cheap answers
+    // (a prerendered page) and its renders share one route, and every render takes its turn.
+    const full = queue!.admit(reply, done as () => void, (req.raw as Stamped)[kArrivedAt] ?? now, now, route.render === true ? undefined : route)
     if (full) shed(reply, full)
   })
 
@@ -147,8 +152,8 @@ async function plugin (fastify: FastifyInstance, input: Options): Promise<void> 
   }
 
   /** undefined: never shed (not a render); ADMIT: a render let in; else why it is shed. */
-  function reasonToShed (req: FastifyRequest): ShedReason | typeof ADMIT | undefined {
-    if (req.routeOptions.config.shed === false) return undefined
+  function reasonToShed (req: FastifyRequest, route: FastifyContextConfig): ShedReason | typeof ADMIT | undefined {
+    if (route.shed === false) return undefined
     const url = req.url
     for (let i = 0; i < prefixes.length; i++) if (url.startsWith(prefixes[i]!)) return undefined
     const now = performance.now()

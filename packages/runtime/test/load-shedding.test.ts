@@ -404,6 +404,60 @@ describe('loadShedding plugin in one Fastify process', () => {
     expect(answers.map((a) => a.statusCode)).toEqual(Array(6).fill(200))
   })
 
+  /**
+   * Thirty pages of 40 ms of CPU each, in four parts with the loop turning between them (a
+   * streamed render), asked for at once on connections already open, and 30 ms later one
+   * request of `/api` (its config `apiConfig`), whose earlier renders were measured.
+   */
+  async function apiBehindPages (apiConfig: Record<string, unknown>): Promise<{ apiMs: number, lastPage: number, served: number }> {
+    app = Fastify()
+    // A budget that queues every page rather than shedding some.
+    await app.register(loadShedding, { maxBacklog: 10_000 })
+    app.get('/page', async () => {
+      for (let part = 0; part < 4; part++) {
+        const end = performance.now() + 10
+        while (performance.now() < end);
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      return 'page\n'
+    })
+    app.get('/api', { config: apiConfig }, async () => ({ ok: true }))
+    app.get('/ping', { config: { shed: false } }, async () => 'pong\n')
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+    // The API's renders are measured until their average falls under half a millisecond (the
+    // first ones run cold), on a connection kept open: a new one would wait its turn to be
+    // accepted behind the pages' (one a turn of the event loop).
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const pageAgent = new Agent({ keepAlive: true, maxSockets: 30 })
+    agents.push(agent, pageAgent)
+    for (let i = 0; i < 60; i++) expect((await get(url + '/api', { agent })).status).toBe(200)
+    await Promise.all(Array.from({ length: 30 }, () => get(url + '/ping', { agent: pageAgent })))
+    const sent = performance.now()
+    const pages = Array.from({ length: 30 }, () => get(url + '/page', { agent: pageAgent, timeout: 20_000 }).then((answer) => ({ answer, ms: performance.now() - sent })))
+    await sleep(30)
+    const api = await get(url + '/api', { agent, timeout: 20_000 })
+    const apiMs = performance.now() - sent
+    expect(api.status).toBe(200)
+    const served = (await Promise.all(pages)).filter((p) => p.answer.status === 200)
+    return { apiMs, lastPage: Math.max(...served.map((p) => p.ms)), served: served.length }
+  }
+
+  it('starts the requests of a route measured cheap at once, not behind the pages waiting their turn', async () => {
+    const { apiMs, lastPage, served } = await apiBehindPages({})
+    expect(served).toBeGreaterThanOrEqual(10)
+    // The last page ends after some 40 ms of work for each page before it. Queued with them,
+    // the API request would have waited for most of it (it did, before routes were measured).
+    expect(apiMs).toBeLessThan(lastPage / 2)
+  })
+
+  it('gives a route that declares itself a render its turn however fast it answers', async () => {
+    // A framework's catch-all serves cheap answers (a prerendered page) and renders alike.
+    const { apiMs, lastPage, served } = await apiBehindPages({ render: true })
+    expect(served).toBeGreaterThanOrEqual(10)
+    expect(apiMs).toBeGreaterThan(lastPage / 2)
+  })
+
   it('sheds renders under event-loop pressure and leaves opted-out routes alone', async () => {
     app = Fastify()
     await app.register(loadShedding, { maxEventLoopDelay: 50, sampleInterval: 200 })
