@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import { createReadableStreamFromReadable } from '@react-router/node'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { declaredLength, discardUnreadBody, droppedOnHttp2, hasRepeatedHost, http1Headers, isValidHost } from '@spindle/runtime/pool'
+import { declaredLength, discardUnreadBody, flushEventStreamHead, droppedOnHttp2, hasRepeatedHost, http1Headers, isValidHost } from '@spindle/runtime/pool'
 import { coalescedBody } from './coalesced-body.ts'
 import { SPINDLE_REACT_ROUTER_BAD_REQUEST, SPINDLE_REACT_ROUTER_URI_TOO_LONG } from './errors.ts'
 
@@ -101,8 +101,7 @@ export async function sendWebResponse (reply: FastifyReply, response: Response):
   }
   const cookies = response.headers.getSetCookie()
   if (cookies.length > 0) reply.header('set-cookie', cookies)
-  // An event stream's head leaves at once (an EventSource opens on it), not with its first event.
-  if (/^text\/event-stream\b/i.test(response.headers.get('content-type') ?? '')) reply.raw.once('pipe', () => { reply.raw.flushHeaders() })
+  flushEventStreamHead(reply, response.headers.get('content-type'))
   if (response.body) await reply.send(coalescedBody(response.body, declaredLength(reply.request.method, response.status, response.headers.get('content-length') ?? undefined)))
   else await reply.send()
 }

@@ -14,6 +14,7 @@ import { reportPoolEvent } from './pool-report.ts'
 import { discardUnreadBody } from '../unread-body.ts'
 import { droppedOnHttp2 } from '../connection-headers.ts'
 import { BodyLength, declaredLength } from '../body-length.ts'
+import { flushEventStreamHead } from '../event-stream-head.ts'
 
 /** How a forwarded request ended, for the pool's accounting and logs. */
 export type ForwardOutcome = 'ok' | 'aborted' | 'crashed'
@@ -99,8 +100,7 @@ function applyHead (reply: FastifyReply, head: ResponseHead): void {
     else seen.push(value)
   }
   for (const [name, value] of values) reply.header(name, value)
-  // An event stream's head leaves at once (an EventSource opens on it), not with its first event.
-  if (/^text\/event-stream\b/i.test(String(values.get('content-type') ?? ''))) reply.raw.once('pipe', () => { reply.raw.flushHeaders() })
+  flushEventStreamHead(reply, values.get('content-type'))
 }
 
 /**

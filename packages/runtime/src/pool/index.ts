@@ -8,6 +8,7 @@ export { poolOptionProperties, POOL_DEFAULTS, poolThreadsFromEnv } from './adapt
 export { hasRepeatedHost, isValidHost } from '../valid-host.ts'
 export { discardUnreadBody } from '../unread-body.ts'
 export { BodyLength, declaredLength } from '../body-length.ts'
+export { flushEventStreamHead } from '../event-stream-head.ts'
 export { droppedOnHttp2 } from '../connection-headers.ts'
 export { http1Headers } from '../http2-headers.ts'
 // For the adapters' dev servers (Vite's and Next's HMR websockets) on Fastify's server.
